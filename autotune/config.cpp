@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "kjit/config.hpp"
+#include "kjit/error.hpp"
+
+namespace kjit {
+
+bool KernelConfig::operator==(const KernelConfig& other) const noexcept {
+  return algorithm == other.algorithm && pack == other.pack && threads == other.threads &&
+         group == other.group && cluster == other.cluster;
+}
+
+std::string KernelConfig::to_string() const {
+  return std::string(kjit::to_string(algorithm)) + " pack=" + std::to_string(pack) +
+         " threads=" + std::to_string(threads) + " group=" + std::to_string(group) +
+         " cluster=" + std::to_string(cluster);
+}
+
+std::string KernelConfig::to_json() const {
+  nlohmann::ordered_json json = {{"algorithm", kjit::to_string(algorithm)},
+                                 {"pack", pack},
+                                 {"threads", threads},
+                                 {"group", group},
+                                 {"cluster", cluster}};
+  return json.dump();
+}
+
+KernelConfig KernelConfig::from_json(const std::string& text) {
+  try {
+    auto json = nlohmann::json::parse(text);
+    KernelConfig config;
+    config.algorithm = parse_algorithm(json.at("algorithm").get<std::string>());
+    config.pack = json.at("pack").get<int>();
+    config.threads = json.at("threads").get<int>();
+    config.group = json.at("group").get<int>();
+    config.cluster = json.at("cluster").get<int>();
+    return config;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(Status::kErrorInvalidArgument,
+                std::string("kernel config JSON is malformed: ") + e.what());
+  }
+}
+
+std::size_t KernelConfigHash::operator()(const KernelConfig& config) const noexcept {
+  std::size_t h = std::hash<int>()(static_cast<int>(config.algorithm));
+  for (int field : {config.pack, config.threads, config.group, config.cluster})
+    h = h * 1000003u ^ std::hash<int>()(field);
+  return h;
+}
+
+}  // namespace kjit

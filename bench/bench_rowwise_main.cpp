@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// kjit_bench_rowwise [--json FILE]: times every benchmark shape of softmax, log_softmax and
+// reduce_scale in f32 and bf16 and prints a markdown table (and JSON for the comparison script).
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/rowwise_bench.h"
+#include "kjit/error.hpp"
+#include "runtime/driver/handles.h"
+
+namespace {
+
+std::vector<kjit::bench::BenchShape> all_shapes() {
+  using kjit::DType;
+  using kjit::RowOp;
+  std::vector<kjit::bench::BenchShape> shapes;
+  for (RowOp op : {RowOp::kSoftmax, RowOp::kLogSoftmax})
+    for (DType dtype : {DType::kF32, DType::kBF16})
+      for (const auto& s : kjit::bench::standard_shapes(op, dtype)) shapes.push_back(s);
+  for (DType dtype : {DType::kF32, DType::kBF16})
+    for (std::int64_t rows_cols : {65536 * 1024LL, 442368 * 128LL}) {
+      const std::int64_t cols = rows_cols == 65536 * 1024LL ? 1024 : 128;
+      shapes.push_back({RowOp::kReduceScale, dtype, dtype, rows_cols / cols, cols});
+    }
+  return shapes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* json_path = argc == 3 && std::strcmp(argv[1], "--json") == 0 ? argv[2] : nullptr;
+  try {
+    kjit::Runtime runtime;
+    kjit::Stream stream = kjit::create_stream();
+    kjit::bench::RowwiseBench bench(runtime, stream.get());
+    std::printf("copy bandwidth: %.0f GB/s\n\n", bench.copy_bandwidth() / 1e9);
+    std::printf("| op | dtype | shape | config | us | GB/s | %% copy |\n|---|---|---|---|---|---|---|\n");
+    nlohmann::json out = {{"copy_gb_per_s", bench.copy_bandwidth() / 1e9}, {"results", nlohmann::json::array()}};
+    for (const auto& shape : all_shapes()) {
+      const auto r = bench.run(shape);
+      std::printf("| %s | %s | %s | %s | %.2f | %.0f | %.1f |\n", kjit::to_string(shape.op),
+                  kjit::to_string(shape.in_dtype), kjit::bench::shape_name(shape).c_str(),
+                  r.kernel.config.to_string().c_str(), r.timing.median_us, r.gb_per_s,
+                  r.percent_of_copy);
+      std::fflush(stdout);
+      out["results"].push_back({{"op", kjit::to_string(shape.op)},
+                                {"dtype", kjit::to_string(shape.in_dtype)},
+                                {"rows", shape.rows}, {"cols", shape.cols},
+                                {"config", r.kernel.config.to_string()},
+                                {"median_us", r.timing.median_us}, {"p20_us", r.timing.p20_us},
+                                {"p80_us", r.timing.p80_us}, {"gb_per_s", r.gb_per_s},
+                                {"percent_of_copy", r.percent_of_copy}});
+    }
+    if (json_path) std::ofstream(json_path) << out.dump(2) << "\n";
+  } catch (const kjit::Error& e) {
+    std::fprintf(stderr, "kjit_bench_rowwise: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

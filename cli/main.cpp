@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+// kjit: inspect the toolkit and GPUs, compile kernels for any arch, run the demo.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "kjit/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kjit: JIT-compiled softmax-family GPU kernels"};
+  app.require_subcommand(1);
+  kjit::cli::add_info_command(app);
+  kjit::cli::add_compile_command(app);
+  kjit::cli::add_demo_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const kjit::Error& e) {
+    std::fprintf(stderr, "kjit: error: %s\n", e.what());
+    return e.status() == kjit::Status::kErrorInvalidArgument ? 2 : 1;
+  }
+  return 0;
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/shapes.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+
+#include "kjit/error.hpp"
+#include "runtime/ops/rowwise_heuristics.h"
+
+namespace kjit::cli {
+
+RowwiseProblem contiguous_problem(RowOp op, DType in, DType out, std::int64_t rows,
+                                  std::int64_t cols) {
+  // Stand-in pointers, 256-byte aligned like real allocations: only their alignment matters.
+  RowwiseArgs args;
+  args.in = reinterpret_cast<const void*>(std::uintptr_t{1} << 20);
+  args.out = reinterpret_cast<void*>(std::uintptr_t{1} << 40);
+  args.in_row_stride = args.out_row_stride = cols;
+  args.rows = rows;
+  args.cols = cols;
+  args.in_dtype = in;
+  args.out_dtype = out;
+  return validate_rowwise(op, args, nullptr);
+}
+
+int parse_arch(const std::string& text, const char* flag) {
+  std::string digits = text.rfind("sm_", 0) == 0 ? text.substr(3) : text;
+  if (!digits.empty() && std::all_of(digits.begin(), digits.end(), ::isdigit) && digits.size() <= 3)
+    return std::stoi(digits);
+  throw Error(Status::kErrorInvalidArgument,
+              std::string(flag) + ": '" + text + "' is not an arch such as sm_90");
+}
+
+DeviceProps target_device(int arch, bool* on_gpu) {
+  *on_gpu = false;
+  if (driver_available()) {
+    int count = 0;
+    if (cuda().cuDeviceGetCount(&count) == CUDA_SUCCESS && count > 0) {
+      current_or_primary_context();
+      CUdevice device = 0;
+      KJIT_CU(cuCtxGetDevice, &device);
+      DeviceProps props = query_device(device);
+      if (arch == 0 || arch == props.arch) {
+        *on_gpu = true;
+        return props;
+      }
+    }
+  }
+  if (arch == 0)
+    throw Error(Status::kErrorInvalidArgument, "--arch: no GPU here; name a target such as sm_90");
+  return nominal_device(arch);
+}
+
+Table::Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+
+void Table::add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+
+void Table::print() const {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows_) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  for (const auto& row : rows_) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+std::string format(const char* fmt, ...) {
+  char buffer[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buffer, sizeof(buffer), fmt, args);
+  va_end(args);
+  return buffer;
+}
+
+}  // namespace kjit::cli

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// Storage types for fp16/bf16 and their conversions, written here because a deployment machine
+// has libnvrtc but not the toolkit's headers.
+#pragma once
+
+namespace kjit {
+
+struct f16 { unsigned short bits; };
+struct bf16 { unsigned short bits; };
+
+/// Input and output element types of one kernel, as one template argument.
+template <typename In, typename Out>
+struct Io {
+  typedef In in;
+  typedef Out out;
+};
+
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(f16 x) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x.bits));
+  return f;
+}
+__device__ __forceinline__ float to_float(bf16 x) {
+  return __uint_as_float(static_cast<unsigned>(x.bits) << 16);
+}
+
+template <typename T> __device__ __forceinline__ T from_float(float x);
+template <> __device__ __forceinline__ float from_float<float>(float x) { return x; }
+template <> __device__ __forceinline__ f16 from_float<f16>(float x) {
+  f16 r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r.bits) : "f"(x));
+  return r;
+}
+template <> __device__ __forceinline__ bf16 from_float<bf16>(float x) {
+  bf16 r;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r.bits) : "f"(x));
+  return r;
+}
+
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
+__device__ __forceinline__ float quiet_nan() { return __int_as_float(0x7fffffff); }
+
+/// exp(x) through the SFU: ~2 ulp of exp2 plus the rounding of x*log2(e); the inputs here are
+/// x - max <= 0, where that error is far below the output tolerance.
+__device__ __forceinline__ float fast_exp(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.4426950408889634f));
+  return y;
+}
+
+/// max that returns NaN when either side is NaN (torch's amax semantics).
+__device__ __forceinline__ float max_propagate_nan(float a, float b) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+
+}  // namespace kjit

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// Warp, block and (sm_90) thread-block-cluster all-reductions of one float.
+#pragma once
+
+#include "numeric.cuh"
+
+namespace kjit {
+
+struct MaxOp {
+  __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct MaxNanOp {
+  __device__ __forceinline__ float operator()(float a, float b) const {
+    return max_propagate_nan(a, b);
+  }
+};
+struct SumOp {
+  __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
+};
+
+/// All-reduce over aligned groups of Width lanes (Width a power of two, at most 32).
+template <int Width, typename Op>
+__device__ __forceinline__ float warp_all_reduce(float v, Op op) {
+  static_assert(Width >= 1 && Width <= 32 && (Width & (Width - 1)) == 0,
+                "warp_all_reduce: Width must be a power of two in [1, 32]");
+#pragma unroll
+  for (int offset = Width / 2; offset > 0; offset /= 2)
+    v = op(v, __shfl_xor_sync(0xffffffffu, v, offset, Width));
+  return v;
+}
+
+/// All-reduce over the whole block of Threads threads. Safe to call back to back: a thread can
+/// only overwrite `partial` after every thread has passed the barrier that ends the last call.
+template <int Threads, typename Op>
+__device__ __forceinline__ float block_all_reduce(float v, Op op) {
+  static_assert(Threads % 32 == 0 && Threads <= 1024,
+                "block_all_reduce: Threads must be a multiple of 32, at most 1024");
+  v = warp_all_reduce<32>(v, op);
+  if (Threads == 32) return v;
+  constexpr int kWarps = Threads / 32;
+  __shared__ float partial[kWarps];
+  __shared__ float result;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    float w = lane < kWarps ? partial[lane] : partial[0];
+    w = warp_all_reduce<32>(w, op);
+    if (lane == 0) result = w;
+  }
+  __syncthreads();
+  return result;
+}
+
+/// All-reduce over a group of GroupThreads consecutive threads: a part of a warp, or the block.
+template <int GroupThreads, int BlockThreads, typename Op>
+__device__ __forceinline__ float group_all_reduce(float v, Op op) {
+  static_assert(GroupThreads <= 32 || GroupThreads == BlockThreads,
+                "group_all_reduce: a group is part of a warp or the whole block");
+  if constexpr (GroupThreads <= 32) return warp_all_reduce<GroupThreads>(v, op);
+  else return block_all_reduce<BlockThreads>(v, op);
+}
+
+// ---- Thread-block clusters (sm_90): distributed shared memory through PTX, no toolkit headers.
+
+__device__ __forceinline__ unsigned cluster_block_rank() {
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+
+__device__ __forceinline__ void cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+/// Reads the float at the same shared-memory offset as `local` in block `rank` of the cluster.
+__device__ __forceinline__ float load_from_cluster_block(const float* local, unsigned rank) {
+  unsigned local_addr, remote_addr;
+  asm volatile("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }"
+               : "=r"(local_addr) : "l"(local));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(remote_addr) : "r"(local_addr), "r"(rank));
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote_addr) : "memory");
+  return v;
+}
+
+/// Combines each cluster block's `slot` (already written, cluster barrier passed): every warp
+/// reads the Blocks slots with one lane each and reduces them, so no extra block barrier is needed.
+template <int Blocks, typename Op>
+__device__ __forceinline__ float reduce_cluster_slots(const float* slot, float identity, Op op) {
+  static_assert(Blocks >= 1 && Blocks <= 32, "a cluster holds at most 32 blocks here");
+  const unsigned lane = threadIdx.x % 32;
+  float v = lane < Blocks ? load_from_cluster_block(slot, lane) : identity;
+  return warp_all_reduce<32>(v, op);
+}
+
+}  // namespace kjit

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// What each op computes from a row's statistics. Softmax and log-softmax use (max, sum of
+// exp(x - max)); reduce_scale uses one statistic, max|x|, propagating NaN like torch's amax.
+#pragma once
+
+#include "numeric.cuh"
+#include "reduce.cuh"
+#include "row_params.cuh"
+
+namespace kjit {
+
+template <int Op>
+struct RowMath;
+
+template <int Op>
+struct SoftmaxFamily {
+  static constexpr bool kTwoStats = true;
+  __device__ __forceinline__ static float first_identity() { return neg_inf(); }
+  typedef MaxOp FirstOp;
+  __device__ __forceinline__ static float first_term(float x) { return x; }
+  /// exp(x - max), the softmax numerator; a row whose max is -inf or +inf yields NaN, as in torch.
+  __device__ __forceinline__ static float second_term(float x, float max) { return fast_exp(x - max); }
+  /// Folds (max, sum) into what `apply` needs: 1/sum for softmax, log(sum) for log-softmax.
+  __device__ __forceinline__ static float finish(float sum) {
+    return Op == kOpSoftmax ? 1.0f / sum : logf(sum);
+  }
+  __device__ __forceinline__ static float apply(float x, float max, float finished) {
+    return Op == kOpSoftmax ? fast_exp(x - max) * finished : (x - max) - finished;
+  }
+  /// Same as apply, for a value that already holds exp(x - max) (softmax only).
+  __device__ __forceinline__ static float apply_exp(float e, float finished) { return e * finished; }
+};
+
+template <> struct RowMath<kOpSoftmax> : SoftmaxFamily<kOpSoftmax> {};
+template <> struct RowMath<kOpLogSoftmax> : SoftmaxFamily<kOpLogSoftmax> {};
+
+template <>
+struct RowMath<kOpReduceScale> {
+  static constexpr bool kTwoStats = false;
+  __device__ __forceinline__ static float first_identity() { return 0.0f; }
+  typedef MaxNanOp FirstOp;
+  __device__ __forceinline__ static float first_term(float x) { return fabsf(x); }
+  /// A row of zeros scales to zeros, not 0/0.
+  __device__ __forceinline__ static float apply(float x, float absmax, float) {
+    return absmax == 0.0f ? 0.0f : __fdiv_rn(x, absmax);
+  }
+};
+
+/// Online (max, sum) for one pass over a row. The guards keep a run of -inf (or an empty part)
+/// from turning into exp(-inf - -inf) = NaN, while a real NaN or +inf still poisons the sum.
+struct OnlineStats {
+  float max;
+  float sum;
+
+  __device__ __forceinline__ static OnlineStats empty() { return {neg_inf(), 0.0f}; }
+
+  __device__ __forceinline__ static float scaled(float sum, float from_max, float to_max) {
+    return sum == 0.0f ? 0.0f : sum * fast_exp(from_max - to_max);
+  }
+
+  template <int N>
+  __device__ __forceinline__ void add(const float* x) {
+    float pack_max = x[0];
+#pragma unroll
+    for (int i = 1; i < N; ++i) pack_max = fmaxf(pack_max, x[i]);
+    const float new_max = fmaxf(max, pack_max);
+    float s = scaled(sum, max, new_max);
+#pragma unroll
+    for (int i = 0; i < N; ++i) s += x[i] == neg_inf() ? 0.0f : fast_exp(x[i] - new_max);
+    max = new_max;
+    sum = s;
+  }
+
+  __device__ __forceinline__ void merge(OnlineStats other) {
+    const float new_max = fmaxf(max, other.max);
+    sum = scaled(sum, max, new_max) + scaled(other.sum, other.max, new_max);
+    max = new_max;
+  }
+};
+
+/// Merges OnlineStats across aligned groups of Width lanes.
+template <int Width>
+__device__ __forceinline__ OnlineStats warp_merge(OnlineStats s) {
+#pragma unroll
+  for (int offset = Width / 2; offset > 0; offset /= 2) {
+    OnlineStats other{__shfl_xor_sync(0xffffffffu, s.max, offset, Width),
+                      __shfl_xor_sync(0xffffffffu, s.sum, offset, Width)};
+    s.merge(other);
+  }
+  return s;
+}
+
+/// Merges OnlineStats across the whole block.
+template <int Threads>
+__device__ __forceinline__ OnlineStats block_merge(OnlineStats s) {
+  s = warp_merge<32>(s);
+  if (Threads == 32) return s;
+  constexpr int kWarps = Threads / 32;
+  __shared__ float maxes[kWarps], sums[kWarps];
+  __shared__ OnlineStats result;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) { maxes[warp] = s.max; sums[warp] = s.sum; }
+  __syncthreads();
+  if (warp == 0) {
+    OnlineStats w = lane < kWarps ? OnlineStats{maxes[lane], sums[lane]} : OnlineStats::empty();
+    w = warp_merge<32>(w);
+    if (lane == 0) result = w;
+  }
+  __syncthreads();
+  return result;
+}
+
+}  // namespace kjit

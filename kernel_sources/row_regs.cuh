@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// A group of GroupThreads threads per row with the whole row in registers: a part of a warp or
+// a warp (GroupThreads <= 32, several rows per block), or the whole block (GroupThreads ==
+// BlockThreads). One read and one write of the row.
+#pragma once
+
+#include "pack.cuh"
+#include "row_math.cuh"
+
+namespace kjit {
+
+template <int Op, typename IoTypes, int Cols, int PackSize, int GroupThreads, int BlockThreads>
+__global__ void __launch_bounds__(BlockThreads)
+row_regs(const RowParams params) {
+  typedef typename IoTypes::in In;
+  typedef typename IoTypes::out Out;
+  typedef RowMath<Op> Math;
+  static_assert(BlockThreads % GroupThreads == 0, "row_regs: BlockThreads % GroupThreads != 0");
+  static_assert(GroupThreads <= 32 || GroupThreads == BlockThreads,
+                "row_regs: a group is part of a warp or the whole block");
+  static_assert(PackSize * sizeof(In) <= 16 && PackSize * sizeof(Out) <= 16,
+                "row_regs: a pack is at most 16 bytes");
+  constexpr int kPacks = (Cols + GroupThreads * PackSize - 1) / (GroupThreads * PackSize);
+  static_assert(kPacks * PackSize <= 64, "row_regs: at most 64 values per thread in registers");
+  constexpr int kGroupsPerBlock = BlockThreads / GroupThreads;
+
+  const int lane = threadIdx.x % GroupThreads;
+  const long long first_row = static_cast<long long>(blockIdx.x) * kGroupsPerBlock +
+                              threadIdx.x / GroupThreads;
+  const long long row_step = static_cast<long long>(gridDim.x) * kGroupsPerBlock;
+  // Every thread of a block runs the same number of iterations, so block-wide barriers inside
+  // group_all_reduce are reached by all threads; rows past the end are computed but not stored.
+  const long long rows_rounded = (params.rows + row_step - 1) / row_step * row_step;
+  for (long long row = first_row; row < rows_rounded; row += row_step) {
+    const bool live = row < params.rows;
+    const In* in = static_cast<const In*>(params.in) + (live ? row : 0) * params.in_stride;
+    float v[kPacks][PackSize];
+    float first = Math::first_identity();
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p) {
+      const int col = (p * GroupThreads + lane) * PackSize;
+      load_pack<In, PackSize>(in, col, live ? Cols : 0, Math::first_identity(), v[p]);
+#pragma unroll
+      for (int i = 0; i < PackSize; ++i)
+        first = typename Math::FirstOp()(first, Math::first_term(v[p][i]));
+    }
+    first = group_all_reduce<GroupThreads, BlockThreads>(first, typename Math::FirstOp());
+    float finished = 0.0f;
+    if constexpr (Math::kTwoStats) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p) {
+#pragma unroll
+        for (int i = 0; i < PackSize; ++i) {
+          const int col = (p * GroupThreads + lane) * PackSize + i;
+          const float e = col < Cols ? Math::second_term(v[p][i], first) : 0.0f;
+          if (Op == kOpSoftmax) v[p][i] = e;
+          sum += e;
+        }
+      }
+      sum = group_all_reduce<GroupThreads, BlockThreads>(sum, SumOp());
+      finished = Math::finish(sum);
+    }
+    if (!live) continue;
+    Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p) {
+      float o[PackSize];
+#pragma unroll
+      for (int i = 0; i < PackSize; ++i) {
+        if constexpr (Op == kOpSoftmax) o[i] = Math::apply_exp(v[p][i], finished);
+        else o[i] = Math::apply(v[p][i], first, finished);
+      }
+      store_pack<Out, PackSize>(out, (p * GroupThreads + lane) * PackSize, Cols, o);
+    }
+    if constexpr (Op == kOpReduceScale) {
+      if (params.scale_out != nullptr && lane == 0) params.scale_out[row] = first;
+    }
+  }
+}
+
+}  // namespace kjit

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/compiler/kernel_compiler.h"
+
+#include "runtime/compiler/kernel_key.h"
+#include "runtime/compiler/nvrtc.h"
+
+namespace kjit {
+
+CompiledKernel compile_kernel(const KernelSpec& spec, int arch) {
+  CompileRequest request;
+  request.source = "#include \"" + spec.header + "\"\n";
+  request.name_expressions = {spec.name_expression};
+  request.arch = arch;
+  CompileResult result = compile_with_nvrtc(request);
+
+  CompiledKernel kernel;
+  kernel.spec = spec;
+  kernel.arch = arch;
+  kernel.key_text = kernel_key_text(spec, arch);
+  kernel.key_digest = kernel_key_digest(kernel.key_text);
+  kernel.cubin = std::move(result.cubin);
+  kernel.lowered_name = result.lowered_names.at(0);
+  kernel.usage = parse_resource_usage(result.log, kernel.lowered_name);
+  kernel.compile_ms = result.milliseconds;
+  return kernel;
+}
+
+}  // namespace kjit

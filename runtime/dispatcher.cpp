@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/dispatcher.h"
+
+#include <mutex>
+
+#include "kjit/error.hpp"
+#include "runtime/compiler/kernel_key.h"
+#include "runtime/ops/rowwise_heuristics.h"
+
+namespace kjit {
+namespace {
+
+RowParams params_of(const RowwiseArgs& args, float* scale_out) {
+  return {args.in, args.out, scale_out, args.rows, args.in_row_stride, args.out_row_stride};
+}
+
+}  // namespace
+
+Dispatcher::Dispatcher(EnvSettings settings)
+    : settings_(std::move(settings)), cubins_(settings_) {}
+
+void Dispatcher::run(RowOp op, const RowwiseArgs& args, float* scale_out, CUstream stream,
+                     const KernelConfig* forced) {
+  const RowwiseProblem problem = validate_rowwise(op, args, scale_out);
+  if (problem.rows == 0) return;
+  ContextState& state = state_for(current_or_primary_context());
+  resolve(state, problem, forced)->launch(params_of(args, scale_out), stream);
+}
+
+KernelReport Dispatcher::explain(RowOp op, const RowwiseArgs& args) {
+  RowwiseProblem problem = validate_rowwise(op, args, nullptr);
+  if (problem.rows == 0) problem.rows = 1;
+  ContextState& state = state_for(current_or_primary_context());
+  auto launchable = resolve(state, problem, nullptr);
+  const CompiledKernel& compiled = *launchable->kernel->compiled;
+  KernelReport report;
+  report.config = launchable->config;
+  report.kernel_key = compiled.key_digest;
+  report.name_expression = compiled.spec.name_expression;
+  report.arch = arch_name(compiled.arch);
+  report.registers = compiled.usage.registers;
+  report.spill_bytes = compiled.usage.spill_stores + compiled.usage.spill_loads;
+  report.static_smem = compiled.usage.static_smem;
+  report.dynamic_smem = launchable->shape.dynamic_smem;
+  report.cubin_bytes = compiled.cubin.size();
+  report.compile_ms = compiled.compile_ms;
+  return report;
+}
+
+ContextState& Dispatcher::state_for(CUcontext context) {
+  {
+    std::shared_lock<std::shared_mutex> lock(contexts_mutex_);
+    for (const auto& state : contexts_)
+      if (state->context == context) return *state;
+  }
+  std::unique_lock<std::shared_mutex> lock(contexts_mutex_);
+  for (const auto& state : contexts_)
+    if (state->context == context) return *state;
+  auto state = std::make_unique<ContextState>();
+  state->context = context;
+  CUdevice device = 0;
+  KJIT_CU(cuCtxGetDevice, &device);
+  state->device = query_device(device);
+  contexts_.push_back(std::move(state));
+  return *contexts_.back();
+}
+
+std::shared_ptr<const Launchable> Dispatcher::resolve(ContextState& state,
+                                                      const RowwiseProblem& problem,
+                                                      const KernelConfig* forced) {
+  if (forced != nullptr) {
+    const KernelConfig config = complete_rowwise_config(problem, state.device, *forced);
+    if (std::string why = why_not_rowwise(problem, state.device, config); !why.empty())
+      throw Error(Status::kErrorInvalidConfig, "config " + config.to_string() + " cannot run " +
+                                                   to_string(problem.op) + " with cols=" +
+                                                   std::to_string(problem.cols) + ": " + why);
+    return build(state, problem, config);
+  }
+  const RowwiseKey key = key_of(problem);
+  {
+    std::shared_lock<std::shared_mutex> lock(state.table_mutex);
+    auto found = state.table.find(key);
+    if (found != state.table.end()) return found->second;
+  }
+  // Plan for the largest row count of the bucket, so every call that maps to this entry is
+  // served by the same choice.
+  RowwiseProblem planned = problem;
+  planned.rows = bucket_rows(key.rows_bucket);
+  auto launchable = build(state, problem, choose_rowwise_config(planned, state.device));
+  std::unique_lock<std::shared_mutex> lock(state.table_mutex);
+  return state.table.emplace(key, std::move(launchable)).first->second;
+}
+
+std::shared_ptr<const Launchable> Dispatcher::build(ContextState& state,
+                                                    const RowwiseProblem& problem,
+                                                    const KernelConfig& config) {
+  const KernelSpec spec = rowwise_kernel_spec(problem, config);
+  const LaunchShape shape = rowwise_launch_shape(problem, config);
+  const int arch = state.device.arch;
+  auto loaded = state.modules.get_or_make(kernel_key_text(spec, arch), [&] {
+    return load_kernel(cubins_.get(spec, arch), shape);
+  });
+  return std::make_shared<const Launchable>(Launchable{std::move(loaded), config, shape});
+}
+
+}  // namespace kjit

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// The path of one call: problem -> (table hit) launch, or (miss) config -> cubin -> module.
+#pragma once
+
+#include <memory>
+#include <shared_mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "kjit/runtime.hpp"
+#include "runtime/cubin_store.h"
+#include "runtime/driver/context.h"
+#include "runtime/env.h"
+#include "runtime/loaded_kernel.h"
+#include "runtime/ops/rowwise_problem.h"
+
+namespace kjit {
+
+/// Per-context state: the device, its loaded modules, and the dispatch table.
+struct ContextState {
+  CUcontext context = nullptr;
+  DeviceProps device;
+  OnceMap<std::string, LoadedKernel> modules;  // by kernel key text
+  std::shared_mutex table_mutex;
+  std::unordered_map<RowwiseKey, std::shared_ptr<const Launchable>, RowwiseKeyHash> table;
+};
+
+class Dispatcher {
+ public:
+  explicit Dispatcher(EnvSettings settings);
+
+  /// Validates, resolves and launches. `forced` (may be null) overrides the dispatcher's choice.
+  void run(RowOp op, const RowwiseArgs& args, float* scale_out, CUstream stream,
+           const KernelConfig* forced);
+  /// Resolves (compiling if needed) without launching.
+  KernelReport explain(RowOp op, const RowwiseArgs& args);
+
+  const EnvSettings& settings() const { return settings_; }
+  CubinStore& cubins() { return cubins_; }
+
+ private:
+  ContextState& state_for(CUcontext context);
+  std::shared_ptr<const Launchable> resolve(ContextState& state, const RowwiseProblem& problem,
+                                            const KernelConfig* forced);
+  std::shared_ptr<const Launchable> build(ContextState& state, const RowwiseProblem& problem,
+                                          const KernelConfig& config);
+
+  EnvSettings settings_;
+  CubinStore cubins_;
+  std::shared_mutex contexts_mutex_;
+  std::vector<std::unique_ptr<ContextState>> contexts_;
+};
+
+}  // namespace kjit

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/driver/context.h"
+
+#include <mutex>
+
+namespace kjit {
+
+DeviceProps query_device(CUdevice device) {
+  DeviceProps props;
+  props.device = device;
+  char name[256] = {};
+  KJIT_CU(cuDeviceGetName, name, static_cast<int>(sizeof(name)), device);
+  props.name = name;
+  auto attribute = [device](CUdevice_attribute which) {
+    int value = 0;
+    KJIT_CU(cuDeviceGetAttribute, &value, which, device);
+    return value;
+  };
+  props.arch = 10 * attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) +
+               attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  props.sm_count = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  props.max_smem_per_block = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  props.l2_bytes = attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+  KJIT_CU(cuDeviceTotalMem, &props.total_memory, device);
+  return props;
+}
+
+CUcontext current_or_primary_context() {
+  CUcontext context = nullptr;
+  KJIT_CU(cuCtxGetCurrent, &context);
+  if (context != nullptr) return context;
+  static std::once_flag retained;
+  static CUcontext primary = nullptr;
+  std::call_once(retained, [] {
+    CUdevice device = 0;
+    KJIT_CU(cuDeviceGet, &device, 0);
+    KJIT_CU(cuDevicePrimaryCtxRetain, &primary, device);
+  });
+  KJIT_CU(cuCtxSetCurrent, primary);
+  return primary;
+}
+
+std::string arch_name(int arch) { return "sm_" + std::to_string(arch); }
+
+}  // namespace kjit

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+
+#include "runtime/driver/cuda_api.h"
+
+namespace kjit {
+
+/// What the dispatcher needs to know about the device behind a context.
+struct DeviceProps {
+  CUdevice device = 0;
+  std::string name;
+  int arch = 0;                 ///< e.g. 90 for sm_90
+  int sm_count = 0;
+  int max_smem_per_block = 0;   ///< opt-in maximum, bytes
+  int l2_bytes = 0;
+  std::size_t total_memory = 0;
+};
+
+/// Reads the properties of `device`.
+DeviceProps query_device(CUdevice device);
+
+/// The calling thread's current context; when there is none, device 0's primary context is
+/// retained (once per process, released at exit by the driver) and made current, as the CUDA
+/// runtime does, so kjit and CUDA-runtime applications (PyTorch) share one context.
+CUcontext current_or_primary_context();
+
+/// "sm_90" for arch 90.
+std::string arch_name(int arch);
+
+}  // namespace kjit

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace kjit {
+
+/// How a row-wise kernel holds and reduces a row.
+enum class Algorithm : int {
+  kAuto = 0,        ///< let the dispatcher choose
+  kWarp = 1,        ///< a warp or part of one per row, the row in registers
+  kBlockRegs = 2,   ///< a block per row, the row in registers
+  kBlockSmem = 3,   ///< a block per row, the row in shared memory
+  kBlockOnline = 4, ///< a block per row, online (max, sum), the row read twice
+  kCluster = 5,     ///< a thread-block cluster per row (sm_90+), slices in registers
+};
+
+/// "auto", "warp", "block_regs", "block_smem", "block_online", "cluster".
+const char* to_string(Algorithm algorithm) noexcept;
+/// Parses the names above; throws Error(kErrorInvalidArgument) otherwise.
+Algorithm parse_algorithm(const std::string& text);
+
+/// One point of a kernel's configuration space: a value type, the unit of tuning and caching.
+/// Zero fields mean "choose for me" when a config is handed to the runtime to force a variant.
+struct KernelConfig {
+  Algorithm algorithm = Algorithm::kAuto;
+  int pack = 0;     ///< elements per vector access (up to 16 bytes)
+  int threads = 0;  ///< threads per block
+  int group = 0;    ///< threads per row (kWarp: 1..32; block kinds: == threads)
+  int cluster = 0;  ///< blocks per row (kCluster: 2..16; else 1)
+
+  bool operator==(const KernelConfig& other) const noexcept;
+  bool operator!=(const KernelConfig& other) const noexcept { return !(*this == other); }
+  /// e.g. "warp pack=4 threads=128 group=32 cluster=1".
+  std::string to_string() const;
+  /// Compact JSON object text, e.g. {"algorithm":"warp","pack":4,...}.
+  std::string to_json() const;
+  /// Inverse of to_json; throws Error(kErrorInvalidArgument) on malformed text.
+  static KernelConfig from_json(const std::string& text);
+};
+
+/// Hash for unordered containers.
+struct KernelConfigHash {
+  std::size_t operator()(const KernelConfig& config) const noexcept;
+};
+
+}  // namespace kjit

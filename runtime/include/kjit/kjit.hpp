@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
+// The C++ API of kjit: everything an application needs.
+#pragma once
+
+#include "kjit/config.hpp"
+#include "kjit/error.hpp"
+#include "kjit/runtime.hpp"
+#include "kjit/types.hpp"

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kjit/config.hpp"
+#include "kjit/types.hpp"
+
+namespace kjit {
+
+class Dispatcher;
+
+/// What the dispatcher chose for one call: the config, the kernel and its resources.
+struct KernelReport {
+  KernelConfig config;
+  std::string kernel_key;      ///< digest of the kernel (cubin) key
+  std::string name_expression; ///< e.g. kjit::row_regs<0, kjit::Io<float, float>, 1024, 4, 32, 128>
+  std::string arch;            ///< e.g. sm_90
+  int registers = 0;
+  int spill_bytes = 0;         ///< spill stores + loads reported by ptxas
+  int static_smem = 0;         ///< bytes
+  int dynamic_smem = 0;        ///< bytes asked for at launch
+  std::size_t cubin_bytes = 0;
+  double compile_ms = 0.0;     ///< 0 when it came from a cache
+};
+
+/// The entry point of kjit: owns the compiled kernels of every device context it has served.
+/// Thread-safe; one Runtime per process is the intended use. GPU calls run in the calling
+/// thread's current CUDA context, else in device 0's primary context (as the CUDA runtime does).
+class Runtime {
+ public:
+  /// Options come from the environment (KJIT_* variables).
+  Runtime();
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  /// out = softmax(in) per row. `stream` is a CUstream / cudaStream_t (nullptr: default stream).
+  void softmax(const RowwiseArgs& args, void* stream = nullptr);
+  /// out = log_softmax(in) per row.
+  void log_softmax(const RowwiseArgs& args, void* stream = nullptr);
+  /// out = in / max|in| per row (a row of zeros gives zeros); `scale_out` (may be null)
+  /// receives max|in| per row in fp32.
+  void reduce_scale(const RowwiseArgs& args, float* scale_out, void* stream = nullptr);
+
+  /// Runs `op` with the given config instead of the dispatcher's choice (zero fields are
+  /// filled in). Throws Error(kErrorInvalidConfig) when the config cannot run this problem.
+  void run_with_config(RowOp op, const RowwiseArgs& args, float* scale_out,
+                       const KernelConfig& config, void* stream = nullptr);
+
+  /// The kernel the dispatcher would use for this call on the current device (compiling it if
+  /// needed), without launching anything.
+  KernelReport explain(RowOp op, const RowwiseArgs& args);
+
+ private:
+  std::unique_ptr<Dispatcher> dispatcher_;
+};
+
+}  // namespace kjit

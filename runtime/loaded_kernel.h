@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// A kernel loaded into one context, and the launch of a row-wise kernel with it.
+#pragma once
+
+#include <memory>
+
+#include "kjit/config.hpp"
+#include "kernel_sources/row_params.cuh"
+#include "runtime/compiler/kernel_compiler.h"
+#include "runtime/driver/handles.h"
+#include "runtime/ops/rowwise_kernels.h"
+
+namespace kjit {
+
+/// A cubin's module and function in one context, with the attributes its launches need set.
+struct LoadedKernel {
+  std::shared_ptr<const CompiledKernel> compiled;
+  Module module;
+  CUfunction function = nullptr;
+};
+
+/// Loads `compiled` into the current context and prepares `shape` (opt-in shared memory,
+/// non-portable cluster sizes).
+std::shared_ptr<const LoadedKernel> load_kernel(std::shared_ptr<const CompiledKernel> compiled,
+                                                const LaunchShape& shape);
+
+/// What the hot path needs for one problem class: the function, its config and launch shape.
+struct Launchable {
+  std::shared_ptr<const LoadedKernel> kernel;
+  KernelConfig config;
+  LaunchShape shape;
+
+  /// Launches over params.rows rows on `stream`. No allocation, no synchronization.
+  void launch(const RowParams& params, CUstream stream) const;
+};
+
+}  // namespace kjit

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/ops/rowwise_heuristics.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kjit/error.hpp"
+#include "runtime/ops/rowwise_kernels.h"
+
+namespace kjit {
+namespace {
+
+// Values of the row one thread keeps in registers: up to this many the row-in-registers kernels
+// run without spilling at 1024 threads (64 registers each); the kernels accept up to 64.
+constexpr int kMaxValuesPerThread = 32;
+constexpr int kHardMaxValuesPerThread = 64;
+// The heuristics aim at this many values per thread: enough loads in flight, few registers.
+constexpr int kTargetValuesPerThread = 16;
+// Below this many columns a cluster's cross-block exchange costs more than it brings.
+constexpr std::int64_t kClusterMinCols = 4096;
+constexpr int kMaxClusterHeuristic = 8;  // portable cluster size; 16 is for the tuner to try
+constexpr int kSmemReserve = 2048;       // static shared memory of the block reductions
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+int pow2_ceil(std::int64_t value) {
+  int p = 1;
+  while (p < value && p < (1 << 30)) p *= 2;
+  return p;
+}
+
+bool is_pow2(int value) { return value > 0 && (value & (value - 1)) == 0; }
+
+std::int64_t values_per_thread(std::int64_t cols, int pack, int threads) {
+  return ceil_div(cols, std::int64_t{threads} * pack) * pack;
+}
+
+std::int64_t cluster_slice(std::int64_t cols, int pack, int cluster) {
+  return ceil_div(ceil_div(cols, cluster), pack) * pack;
+}
+
+int block_threads_for(std::int64_t values, int pack) {
+  const int wanted = pow2_ceil(ceil_div(values, std::max(kTargetValuesPerThread, pack)));
+  return std::clamp(wanted, 128, 1024);
+}
+
+KernelConfig fit_warp(const RowwiseProblem& p, int pack) {
+  const int group = std::min(32, pow2_ceil(ceil_div(p.cols, pack)));
+  return {Algorithm::kWarp, pack, 128, group, 1};
+}
+
+KernelConfig fit_block(Algorithm algorithm, const RowwiseProblem& p, int pack) {
+  const int threads = algorithm == Algorithm::kBlockRegs ? block_threads_for(p.cols, pack) : 1024;
+  return {algorithm, pack, threads, threads, 1};
+}
+
+KernelConfig fit_cluster(const RowwiseProblem& p, const DeviceProps& device, int pack) {
+  int cluster = 2;
+  while (cluster < kMaxClusterHeuristic) {
+    const bool slice_small = cluster_slice(p.cols, pack, cluster) <= 1024 * kTargetValuesPerThread;
+    const bool fills_device = p.rows * cluster >= device.sm_count;
+    if (slice_small && fills_device) break;
+    cluster *= 2;
+  }
+  const int threads = block_threads_for(cluster_slice(p.cols, pack, cluster), pack);
+  return {Algorithm::kCluster, pack, threads, threads, cluster};
+}
+
+bool fits_registers(const KernelConfig& c, std::int64_t cols, int limit) {
+  return values_per_thread(cols, c.pack, c.group) <= limit;
+}
+
+std::string why_not_threads(const KernelConfig& c) {
+  if (c.threads < 32 || c.threads > 1024 || c.threads % 32 != 0)
+    return "threads must be a multiple of 32 in [32, 1024]";
+  if (c.algorithm != Algorithm::kWarp && c.group != c.threads)
+    return "group must equal threads for block algorithms";
+  if (c.algorithm != Algorithm::kCluster && c.cluster != 1) return "cluster must be 1";
+  return {};
+}
+
+std::string why_not_algorithm(const RowwiseProblem& p, const DeviceProps& d,
+                              const KernelConfig& c) {
+  switch (c.algorithm) {
+    case Algorithm::kWarp:
+      if (!is_pow2(c.group) || c.group > 32) return "warp: group must be a power of two <= 32";
+      if (c.threads % c.group != 0) return "warp: threads must be a multiple of group";
+      if (!fits_registers(c, p.cols, kHardMaxValuesPerThread))
+        return "warp: more than 64 values per thread";
+      return {};
+    case Algorithm::kBlockRegs:
+      if (!fits_registers(c, p.cols, kHardMaxValuesPerThread))
+        return "block_regs: more than 64 values per thread";
+      return {};
+    case Algorithm::kBlockSmem: {
+      const auto bytes = ceil_div(p.cols, c.pack) * c.pack * size_of(p.in_dtype);
+      if (bytes + kSmemReserve > d.max_smem_per_block)
+        return "block_smem: the row needs " + std::to_string(bytes) +
+               " bytes of shared memory; the device has " + std::to_string(d.max_smem_per_block);
+      return {};
+    }
+    case Algorithm::kBlockOnline: return {};
+    case Algorithm::kCluster:
+      if (d.arch < 90) return "cluster: needs sm_90 or newer";
+      if (c.cluster < 2 || c.cluster > 16) return "cluster: 2..16 blocks per row";
+      if (p.rows * c.cluster > 0x7fffffff) return "cluster: too many rows for one grid";
+      if (values_per_thread(cluster_slice(p.cols, c.pack, c.cluster), c.pack, c.threads) >
+          kHardMaxValuesPerThread)
+        return "cluster: more than 64 values per thread";
+      return {};
+    case Algorithm::kAuto: return "algorithm must be concrete";
+  }
+  return "unknown algorithm";
+}
+
+}  // namespace
+
+std::string why_not_rowwise(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& c) {
+  if (!is_pow2(c.pack) || c.pack > p.max_pack)
+    return "pack " + std::to_string(c.pack) + " is not a power of two <= the alignment allows (" +
+           std::to_string(p.max_pack) + ")";
+  if (c.pack * std::max(size_of(p.in_dtype), size_of(p.out_dtype)) > 16)
+    return "a pack is at most 16 bytes";
+  if (std::string why = why_not_threads(c); !why.empty()) return why;
+  return why_not_algorithm(p, d, c);
+}
+
+KernelConfig complete_rowwise_config(const RowwiseProblem& p, const DeviceProps& d,
+                                     KernelConfig partial) {
+  if (partial.algorithm == Algorithm::kAuto) return choose_rowwise_config(p, d);
+  const int pack = partial.pack > 0 ? partial.pack : p.max_pack;
+  KernelConfig fitted;
+  switch (partial.algorithm) {
+    case Algorithm::kWarp: fitted = fit_warp(p, pack); break;
+    case Algorithm::kCluster: fitted = fit_cluster(p, d, pack); break;
+    default: fitted = fit_block(partial.algorithm, p, pack); break;
+  }
+  if (partial.threads > 0) fitted.threads = partial.threads;
+  if (partial.group > 0) fitted.group = partial.group;
+  else if (partial.algorithm != Algorithm::kWarp) fitted.group = fitted.threads;
+  if (partial.cluster > 0) fitted.cluster = partial.cluster;
+  return fitted;
+}
+
+KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d) {
+  const int pack = p.max_pack;
+  if (KernelConfig warp = fit_warp(p, pack); fits_registers(warp, p.cols, kMaxValuesPerThread))
+    return warp;
+  const bool few_rows = p.rows * 2 <= d.sm_count;
+  if (d.arch >= 90 && (p.cols > 1024 * kTargetValuesPerThread || (few_rows && p.cols >= kClusterMinCols))) {
+    KernelConfig cluster = fit_cluster(p, d, pack);
+    if (why_not_rowwise(p, d, cluster).empty() &&
+        values_per_thread(cluster_slice(p.cols, pack, cluster.cluster), pack, cluster.threads) <=
+            kMaxValuesPerThread)
+      return cluster;
+  }
+  if (KernelConfig regs = fit_block(Algorithm::kBlockRegs, p, pack);
+      fits_registers(regs, p.cols, kMaxValuesPerThread))
+    return regs;
+  if (KernelConfig smem = fit_block(Algorithm::kBlockSmem, p, pack);
+      why_not_rowwise(p, d, smem).empty())
+    return smem;
+  return fit_block(Algorithm::kBlockOnline, p, pack);
+}
+
+std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const DeviceProps& d) {
+  std::vector<KernelConfig> candidates;
+  auto consider = [&](const KernelConfig& c) {
+    if (why_not_rowwise(p, d, c).empty() &&
+        std::find(candidates.begin(), candidates.end(), c) == candidates.end())
+      candidates.push_back(c);
+  };
+  consider(choose_rowwise_config(p, d));
+  for (int pack = p.max_pack; pack >= 1 && pack * 2 > p.max_pack / 2; pack /= 2) {
+    for (int group = 1; group <= 32; group *= 2)
+      for (int threads : {128, 256})
+        if (fits_registers({Algorithm::kWarp, pack, threads, group, 1}, p.cols, kMaxValuesPerThread))
+          consider({Algorithm::kWarp, pack, threads, group, 1});
+    for (int threads : {128, 256, 512, 1024}) {
+      if (fits_registers({Algorithm::kBlockRegs, pack, threads, threads, 1}, p.cols, kMaxValuesPerThread))
+        consider({Algorithm::kBlockRegs, pack, threads, threads, 1});
+      consider({Algorithm::kBlockSmem, pack, threads, threads, 1});
+      consider({Algorithm::kBlockOnline, pack, threads, threads, 1});
+      for (int cluster : {2, 4, 8, 16})
+        if (values_per_thread(cluster_slice(p.cols, pack, cluster), pack, threads) <= kMaxValuesPerThread)
+          consider({Algorithm::kCluster, pack, threads, threads, cluster});
+    }
+  }
+  return candidates;
+}
+
+DeviceProps nominal_device(int arch) {
+  DeviceProps props;
+  props.arch = arch;
+  props.name = "nominal sm_" + std::to_string(arch);
+  props.sm_count = arch >= 90 ? 132 : 108;
+  props.max_smem_per_block = arch >= 90 ? 227 * 1024 : (arch == 80 ? 163 * 1024 : 99 * 1024);
+  props.l2_bytes = arch >= 90 ? 50 << 20 : 40 << 20;
+  return props;
+}
+
+}  // namespace kjit

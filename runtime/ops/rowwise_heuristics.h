@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// Which algorithm and config run a row-wise problem on a given device, and which configs can.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kjit/config.hpp"
+#include "runtime/driver/context.h"
+#include "runtime/ops/rowwise_problem.h"
+
+namespace kjit {
+
+/// The heuristic's pick for `problem` on `device`.
+KernelConfig choose_rowwise_config(const RowwiseProblem& problem, const DeviceProps& device);
+
+/// Fills the zero fields of a partial config (e.g. only the algorithm) with sensible values.
+KernelConfig complete_rowwise_config(const RowwiseProblem& problem, const DeviceProps& device,
+                                     KernelConfig partial);
+
+/// Empty when `config` can run `problem` on `device`; otherwise why not.
+std::string why_not_rowwise(const RowwiseProblem& problem, const DeviceProps& device,
+                            const KernelConfig& config);
+
+/// Every valid config of the configuration space for `problem` (the tuner's candidates), in a
+/// fixed order; the heuristic pick is among them.
+std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& problem,
+                                             const DeviceProps& device);
+
+/// Device properties of a typical GPU of arch `arch` (for compiling without a GPU).
+DeviceProps nominal_device(int arch);
+
+}  // namespace kjit

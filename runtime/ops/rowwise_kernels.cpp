@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/ops/rowwise_kernels.h"
+
+#include <algorithm>
+
+#include "kjit/error.hpp"
+
+namespace kjit {
+namespace {
+
+const char* device_type(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return "float";
+    case DType::kF16: return "kjit::f16";
+    case DType::kBF16: return "kjit::bf16";
+    default: throw Error(Status::kErrorInvalidArgument, "dtype has no row-wise kernel type");
+  }
+}
+
+std::string join_arguments(const RowwiseProblem& problem, std::initializer_list<long long> ints) {
+  std::string text = std::to_string(static_cast<int>(problem.op)) + ", kjit::Io<" +
+                     device_type(problem.in_dtype) + ", " + device_type(problem.out_dtype) + ">";
+  for (long long value : ints) text += ", " + std::to_string(value);
+  return text;
+}
+
+}  // namespace
+
+KernelSpec rowwise_kernel_spec(const RowwiseProblem& p, const KernelConfig& c) {
+  switch (c.algorithm) {
+    case Algorithm::kWarp:
+    case Algorithm::kBlockRegs:
+      return {"row_regs.cuh",
+              "kjit::row_regs<" + join_arguments(p, {p.cols, c.pack, c.group, c.threads}) + ">"};
+    case Algorithm::kBlockSmem:
+      return {"block_smem.cuh",
+              "kjit::block_smem<" + join_arguments(p, {p.cols, c.pack, c.threads}) + ">"};
+    case Algorithm::kBlockOnline:
+      return {"block_online.cuh",
+              "kjit::block_online<" + join_arguments(p, {p.cols, c.pack, c.threads}) + ">"};
+    case Algorithm::kCluster:
+      return {"cluster_regs.cuh", "kjit::cluster_regs<" +
+                                      join_arguments(p, {p.cols, c.pack, c.threads, c.cluster}) +
+                                      ">"};
+    case Algorithm::kAuto: break;
+  }
+  throw Error(Status::kErrorInvalidConfig, "a kernel spec needs a concrete algorithm");
+}
+
+LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConfig& config) {
+  LaunchShape shape;
+  shape.block = config.threads;
+  shape.rows_per_block = config.algorithm == Algorithm::kWarp ? config.threads / config.group : 1;
+  shape.cluster = config.algorithm == Algorithm::kCluster ? config.cluster : 1;
+  if (config.algorithm == Algorithm::kBlockSmem) {
+    const std::int64_t rounded = (problem.cols + config.pack - 1) / config.pack * config.pack;
+    shape.dynamic_smem = static_cast<int>(rounded * size_of(problem.in_dtype));
+  }
+  return shape;
+}
+
+std::int64_t rowwise_grid(const LaunchShape& shape, std::int64_t rows) noexcept {
+  constexpr std::int64_t kMaxGrid = 0x7fffffff;
+  if (shape.cluster > 1) return rows * shape.cluster;  // validity checks keep this in range
+  const std::int64_t blocks = (rows + shape.rows_per_block - 1) / shape.rows_per_block;
+  return std::min(blocks, kMaxGrid);
+}
+
+}  // namespace kjit

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// From (problem, config) to the kernel to compile and the geometry to launch it with.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kjit/config.hpp"
+#include "runtime/ops/rowwise_problem.h"
+
+namespace kjit {
+
+/// A kernel to compile: the family header it lives in and the instantiation to name.
+struct KernelSpec {
+  std::string header;           ///< e.g. "row_regs.cuh"
+  std::string name_expression;  ///< e.g. "kjit::row_regs<0, kjit::Io<float, float>, 1024, 4, 32, 128>"
+};
+
+/// The launch shape of a config; the grid follows from the row count at launch.
+struct LaunchShape {
+  int block = 0;
+  int rows_per_block = 1;   ///< rows handled by one block per step (groups per block)
+  int cluster = 1;          ///< blocks per row (cluster size)
+  int dynamic_smem = 0;     ///< bytes
+};
+
+KernelSpec rowwise_kernel_spec(const RowwiseProblem& problem, const KernelConfig& config);
+LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConfig& config);
+
+/// Blocks to launch for `rows` rows: one per row (or per cluster slice), or per group of rows,
+/// capped at the grid limit (the kernels loop over the rest).
+std::int64_t rowwise_grid(const LaunchShape& shape, std::int64_t rows) noexcept;
+
+}  // namespace kjit

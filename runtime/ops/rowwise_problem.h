@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// A validated row-wise call: what the heuristics, the kernel keys and the dispatch table see.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kjit/types.hpp"
+
+namespace kjit {
+
+/// Everything about a row-wise call that decides which kernel runs.
+struct RowwiseProblem {
+  RowOp op = RowOp::kSoftmax;
+  DType in_dtype = DType::kF32;
+  DType out_dtype = DType::kF32;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  int max_pack = 1;  ///< widest vector access (elements) that pointers and strides allow
+};
+
+/// Checks every argument (naming the bad one in the message) and derives the problem.
+/// Throws Error(kErrorInvalidArgument). rows == 0 is valid (the call is a no-op).
+RowwiseProblem validate_rowwise(RowOp op, const RowwiseArgs& args, const float* scale_out);
+
+/// Widest pack (elements, a power of two, at most 16 bytes of the wider type) that every
+/// pointer and, for more than one row, every row stride allows.
+int max_pack_for(const RowwiseArgs& args);
+
+/// The dispatch-table key of a problem: rows are bucketed (powers of two) because the chosen
+/// kernel depends on rows only through such a bucket.
+struct RowwiseKey {
+  RowOp op;
+  DType in_dtype;
+  DType out_dtype;
+  std::int64_t cols;
+  int rows_bucket;  ///< ceil(log2(rows))
+  int max_pack;
+
+  bool operator==(const RowwiseKey& other) const noexcept;
+};
+
+struct RowwiseKeyHash {
+  std::size_t operator()(const RowwiseKey& key) const noexcept;
+};
+
+/// ceil(log2(rows)) for rows >= 1.
+int rows_bucket(std::int64_t rows) noexcept;
+/// The largest row count in a bucket (what the heuristics plan for).
+std::int64_t bucket_rows(int bucket) noexcept;
+
+RowwiseKey key_of(const RowwiseProblem& problem) noexcept;
+
+}  // namespace kjit

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "kjit/config.hpp"
+#include "kjit/error.hpp"
+#include "kjit/types.hpp"
+
+namespace kjit {
+
+const char* to_string(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::kF32: return "f32";
+    case DType::kF16: return "f16";
+    case DType::kBF16: return "bf16";
+    case DType::kI32: return "i32";
+    case DType::kI64: return "i64";
+  }
+  return "unknown";
+}
+
+int size_of(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::kF32: return 4;
+    case DType::kF16: return 2;
+    case DType::kBF16: return 2;
+    case DType::kI32: return 4;
+    case DType::kI64: return 8;
+  }
+  return 0;
+}
+
+DType parse_dtype(const std::string& text) {
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kI64})
+    if (text == to_string(dtype)) return dtype;
+  throw Error(Status::kErrorInvalidArgument,
+              "dtype '" + text + "' is not one of f32, f16, bf16, i32, i64");
+}
+
+const char* to_string(RowOp op) noexcept {
+  switch (op) {
+    case RowOp::kSoftmax: return "softmax";
+    case RowOp::kLogSoftmax: return "log_softmax";
+    case RowOp::kReduceScale: return "reduce_scale";
+  }
+  return "unknown";
+}
+
+RowOp parse_row_op(const std::string& text) {
+  for (RowOp op : {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale})
+    if (text == to_string(op)) return op;
+  throw Error(Status::kErrorInvalidArgument,
+              "op '" + text + "' is not one of softmax, log_softmax, reduce_scale");
+}
+
+const char* to_string(Algorithm algorithm) noexcept {
+  switch (algorithm) {
+    case Algorithm::kAuto: return "auto";
+    case Algorithm::kWarp: return "warp";
+    case Algorithm::kBlockRegs: return "block_regs";
+    case Algorithm::kBlockSmem: return "block_smem";
+    case Algorithm::kBlockOnline: return "block_online";
+    case Algorithm::kCluster: return "cluster";
+  }
+  return "unknown";
+}
+
+Algorithm parse_algorithm(const std::string& text) {
+  for (Algorithm algorithm : {Algorithm::kAuto, Algorithm::kWarp, Algorithm::kBlockRegs,
+                              Algorithm::kBlockSmem, Algorithm::kBlockOnline, Algorithm::kCluster})
+    if (text == to_string(algorithm)) return algorithm;
+  throw Error(Status::kErrorInvalidArgument,
+              "algorithm '" + text +
+                  "' is not one of auto, warp, block_regs, block_smem, block_online, cluster");
+}
+
+}  // namespace kjit

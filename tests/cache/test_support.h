@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shared fixtures for the cache tests: private temp folders, a warning counter on the kjit
+// logger, and small file helpers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kjit::cache::testing {
+
+/// A fresh folder from mkdtemp, removed (with everything in it) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  /// The folder itself.
+  const std::string& path() const { return path_; }
+  /// path() + "/" + name
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+/// Counts warnings (and worse) sent to kjit::log() while it lives.
+class WarningCounter {
+ public:
+  WarningCounter();
+  ~WarningCounter();
+  WarningCounter(const WarningCounter&) = delete;
+  WarningCounter& operator=(const WarningCounter&) = delete;
+
+  /// Warnings seen so far.
+  std::size_t count() const;
+  /// Their texts, for failure messages.
+  std::vector<std::string> messages() const;
+
+ private:
+  struct Sink;
+  std::shared_ptr<Sink> sink_;
+};
+
+/// Root ignores file permissions, so permission-based tests take another route under it.
+bool running_as_root();
+/// Whole file as bytes; empty when missing.
+std::string read_bytes(const std::string& path);
+/// Replaces a file's contents (not atomically: tests use it to plant damage).
+void write_bytes(const std::string& path, const std::string& bytes);
+/// Sets a file's mtime to `unix_seconds`.
+void set_mtime(const std::string& path, std::int64_t unix_seconds);
+/// Files under `folder` (recursively) whose names end with `suffix`.
+std::vector<std::string> find_files(const std::string& folder, const std::string& suffix);
+/// Permission bits of a path (st_mode & 07777).
+unsigned mode_of(const std::string& path);
+
+}  // namespace kjit::cache::testing

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+// The heuristic's pick must always be a config that can run (why_not_rowwise says so), and one
+// the tuner would also consider; alignment must shrink the pack; row buckets must be consistent.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "kjit/kjit.hpp"
+#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise_problem.h"
+
+using namespace kjit;
+
+namespace {
+
+const std::int64_t kCols[] = {1,     2,     3,     5,     7,      31,     32,     33,
+                              127,   128,   1000,  1023,  1024,   1025,   2047,   2049,
+                              4095,  4096,  4097,  12345, 16385,  32000,  50257,  65536,
+                              65537, 131072, 151936, 262144, 262147, 999983, 1048576};
+const std::int64_t kRows[] = {1, 2, 7, 33, 64, 1000, 4096, 65536, 1048576};
+const RowOp kOps[] = {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale};
+
+struct DTypePair {
+  DType in, out;
+};
+const DTypePair kDTypes[] = {{DType::kF32, DType::kF32},  {DType::kF16, DType::kF16},
+                             {DType::kBF16, DType::kBF16}, {DType::kF32, DType::kBF16},
+                             {DType::kBF16, DType::kF32},  {DType::kF16, DType::kF32}};
+
+// Problems as validate_rowwise could produce them: max_pack never exceeds 16 bytes of the
+// wider type.
+std::vector<RowwiseProblem> problem_grid() {
+  std::vector<RowwiseProblem> problems;
+  for (DTypePair d : kDTypes) {
+    const int widest = 16 / std::max(size_of(d.in), size_of(d.out));
+    for (int max_pack = 1; max_pack <= widest; max_pack *= 2)
+      for (std::int64_t cols : kCols)
+        for (std::int64_t rows : kRows)
+          for (RowOp op : kOps) problems.push_back({op, d.in, d.out, rows, cols, max_pack});
+  }
+  return problems;
+}
+
+std::string describe(const RowwiseProblem& p, const DeviceProps& device) {
+  return std::string(to_string(p.op)) + " " + to_string(p.in_dtype) + "->" + to_string(p.out_dtype) +
+         " rows=" + std::to_string(p.rows) + " cols=" + std::to_string(p.cols) +
+         " max_pack=" + std::to_string(p.max_pack) + " sm_" + std::to_string(device.arch);
+}
+
+// Everything the heuristic promises about one problem; empty when all hold.
+std::string check_problem(const RowwiseProblem& p, const DeviceProps& device) {
+  const KernelConfig chosen = choose_rowwise_config(p, device);
+  const std::string where = describe(p, device) + " chose " + chosen.to_string() + ": ";
+  if (chosen.algorithm == Algorithm::kAuto) return where + "algorithm left at auto";
+  if (std::string why = why_not_rowwise(p, device, chosen); !why.empty()) return where + why;
+  if (chosen.pack > p.max_pack) return where + "pack above max_pack";
+  if (chosen.algorithm == Algorithm::kCluster && device.arch < 90) return where + "cluster below sm_90";
+  if (complete_rowwise_config(p, device, KernelConfig{}) != chosen)
+    return where + "complete_rowwise_config(auto) differs from choose_rowwise_config";
+
+  const std::vector<KernelConfig> candidates = rowwise_candidates(p, device);
+  if (std::find(candidates.begin(), candidates.end(), chosen) == candidates.end())
+    return where + "not among the " + std::to_string(candidates.size()) + " candidates";
+  std::unordered_set<KernelConfig, KernelConfigHash> unique;
+  for (const KernelConfig& candidate : candidates) {
+    if (std::string why = why_not_rowwise(p, device, candidate); !why.empty())
+      return where + "candidate " + candidate.to_string() + " is invalid: " + why;
+    if (!unique.insert(candidate).second) return where + "duplicate candidate " + candidate.to_string();
+  }
+  // block_online streams the row, so it must fit any width.
+  const KernelConfig online = complete_rowwise_config(p, device, KernelConfig{Algorithm::kBlockOnline});
+  if (std::string why = why_not_rowwise(p, device, online); !why.empty())
+    return where + "block_online rejected: " + why;
+  return {};
+}
+
+void report(const std::vector<std::string>& failures, std::size_t checked) {
+  for (std::size_t i = 0; i < failures.size() && i < 10; ++i) FAIL_CHECK(failures[i]);
+  CHECK_MESSAGE(failures.empty(), failures.size() << " of " << checked << " problems failed");
+}
+
+}  // namespace
+
+TEST_CASE("the heuristic pick is valid and among the candidates") {
+  const auto problems = problem_grid();
+  std::vector<std::string> failures;
+  for (int arch : {80, 90}) {
+    const DeviceProps device = nominal_device(arch);
+    for (const RowwiseProblem& p : problems)
+      if (std::string why = check_problem(p, device); !why.empty()) failures.push_back(why);
+  }
+  report(failures, 2 * problems.size());
+}
+
+TEST_CASE("the heuristic covers the widest row") {
+  for (int arch : {80, 90}) {
+    const DeviceProps device = nominal_device(arch);
+    for (DTypePair d : kDTypes) {
+      const RowwiseProblem p{RowOp::kSoftmax, d.in, d.out, 3, kMaxCols, 1};
+      const KernelConfig chosen = choose_rowwise_config(p, device);
+      CAPTURE(describe(p, device));
+      CHECK(why_not_rowwise(p, device, chosen) == "");
+    }
+  }
+}
+
+TEST_CASE("the pick is deterministic") {
+  const DeviceProps device = nominal_device(90);
+  const RowwiseProblem p{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 4096, 50257, 8};
+  CHECK(choose_rowwise_config(p, device) == choose_rowwise_config(p, device));
+  CHECK(rowwise_candidates(p, device) == rowwise_candidates(p, device));
+}
+
+TEST_CASE("nominal devices look like their archs") {
+  const DeviceProps a100 = nominal_device(80);
+  const DeviceProps h100 = nominal_device(90);
+  CHECK(a100.arch == 80);
+  CHECK(h100.arch == 90);
+  CHECK(a100.sm_count > 0);
+  CHECK(h100.sm_count > 0);
+  CHECK(a100.max_smem_per_block >= 48 * 1024);
+  CHECK(h100.max_smem_per_block >= a100.max_smem_per_block);
+}
+
+TEST_CASE("why_not_rowwise explains invalid configs") {
+  const DeviceProps h100 = nominal_device(90);
+  const DeviceProps a100 = nominal_device(80);
+  const RowwiseProblem p{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 1000, 4};
+  auto why = [&](const DeviceProps& d, KernelConfig c) { return why_not_rowwise(p, d, c); };
+
+  CHECK(why(h100, {Algorithm::kWarp, 4, 128, 32, 1}) == "");
+  CHECK(why(h100, {Algorithm::kWarp, 4, 128, 64, 1}).find("group") != std::string::npos);
+  CHECK(why(h100, {Algorithm::kWarp, 4, 128, 24, 1}).find("group") != std::string::npos);
+  CHECK(why(h100, {Algorithm::kWarp, 8, 128, 32, 1}).find("pack") != std::string::npos);
+  CHECK(why(h100, {Algorithm::kWarp, 3, 128, 32, 1}).find("pack") != std::string::npos);
+  CHECK(why(h100, {Algorithm::kWarp, 1, 128, 1, 1}) != "");  // 1000 values in one thread
+  CHECK(why(h100, {Algorithm::kBlockRegs, 4, 100, 100, 1}).find("threads") != std::string::npos);
+  CHECK(why(h100, {Algorithm::kBlockRegs, 4, 2048, 2048, 1}).find("threads") != std::string::npos);
+  CHECK(why(h100, {Algorithm::kBlockRegs, 4, 256, 128, 1}).find("group") != std::string::npos);
+  CHECK(why(h100, {Algorithm::kBlockOnline, 4, 256, 256, 2}).find("cluster") != std::string::npos);
+  CHECK(why(a100, {Algorithm::kCluster, 4, 256, 256, 2}).find("sm_90") != std::string::npos);
+  CHECK(why(h100, {Algorithm::kCluster, 4, 256, 256, 2}) == "");
+  CHECK(why(h100, {Algorithm::kCluster, 4, 256, 256, 32}).find("cluster") != std::string::npos);
+  CHECK(why(h100, KernelConfig{Algorithm::kAuto, 4, 256, 256, 1}) != "");
+
+  const RowwiseProblem wide{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 262144, 4};
+  const std::string smem = why_not_rowwise(wide, h100, {Algorithm::kBlockSmem, 4, 1024, 1024, 1});
+  CHECK(smem.find("shared memory") != std::string::npos);
+}
+
+TEST_CASE("misaligned pointers and odd strides give smaller packs") {
+  auto pack = [](std::uintptr_t in, std::uintptr_t out, std::int64_t in_stride,
+                 std::int64_t out_stride, std::int64_t rows, DType in_dtype, DType out_dtype) {
+    RowwiseArgs args{reinterpret_cast<const void*>(in), in_stride, reinterpret_cast<void*>(out),
+                     out_stride, rows, 64, in_dtype, out_dtype};
+    return max_pack_for(args);
+  };
+  const DType f32 = DType::kF32, f16 = DType::kF16, bf16 = DType::kBF16;
+  CHECK(pack(0x10000, 0x20000, 1024, 1024, 4, f32, f32) == 4);
+  CHECK(pack(0x10004, 0x20000, 1024, 1024, 4, f32, f32) == 1);
+  CHECK(pack(0x10008, 0x20000, 1024, 1024, 4, f32, f32) == 2);
+  CHECK(pack(0x10000, 0x20004, 1024, 1024, 4, f32, f32) == 1);
+  CHECK(pack(0x10000, 0x20000, 1001, 1024, 4, f32, f32) == 1);
+  CHECK(pack(0x10000, 0x20000, 1024, 1002, 4, f32, f32) == 2);
+  CHECK(pack(0x10000, 0x20000, 1001, 1001, 1, f32, f32) == 4);  // one row: strides never used
+
+  CHECK(pack(0x10000, 0x20000, 1024, 1024, 4, f16, f16) == 8);
+  CHECK(pack(0x10002, 0x20000, 1024, 1024, 4, f16, f16) == 1);
+  CHECK(pack(0x10004, 0x20000, 1024, 1024, 4, f16, f16) == 2);
+  CHECK(pack(0x10008, 0x20000, 1024, 1024, 4, f16, f16) == 4);
+  CHECK(pack(0x10000, 0x20000, 1028, 1024, 4, f16, f16) == 4);
+
+  // Mixed types: the wider one caps the pack, each pointer is checked in its own element size.
+  CHECK(pack(0x10000, 0x20000, 1024, 1024, 4, f32, bf16) == 4);
+  CHECK(pack(0x10000, 0x20008, 1024, 1024, 4, f32, bf16) == 4);
+  CHECK(pack(0x10000, 0x20004, 1024, 1024, 4, f32, bf16) == 2);
+  CHECK(pack(0x10000, 0x20000, 1024, 1024, 4, bf16, f32) == 4);
+}
+
+TEST_CASE("rows buckets are powers of two") {
+  CHECK(rows_bucket(1) == 0);
+  CHECK(rows_bucket(2) == 1);
+  CHECK(rows_bucket(3) == 2);
+  CHECK(rows_bucket(4) == 2);
+  CHECK(rows_bucket(5) == 3);
+  CHECK(rows_bucket(std::int64_t{1} << 20) == 20);
+  CHECK(rows_bucket((std::int64_t{1} << 20) + 1) == 21);
+  CHECK(rows_bucket(std::int64_t{1} << 40) == 40);
+  for (std::int64_t rows : {1, 2, 3, 7, 8, 9, 1000, 4096, 4097, 123456789}) {
+    const int bucket = rows_bucket(rows);
+    CAPTURE(rows);
+    CHECK(bucket_rows(bucket) >= rows);
+    if (bucket > 0) CHECK(bucket_rows(bucket - 1) < rows);
+  }
+}
+
+TEST_CASE("problems in one bucket share a dispatch key") {
+  const RowwiseProblem base{RowOp::kSoftmax, DType::kF32, DType::kF32, 5, 1000, 4};
+  RowwiseProblem same = base, next = base, other_cols = base, other_pack = base;
+  same.rows = 8;
+  next.rows = 9;
+  other_cols.cols = 1001;
+  other_pack.max_pack = 2;
+  const RowwiseKeyHash hash;
+  CHECK(key_of(base) == key_of(same));
+  CHECK(hash(key_of(base)) == hash(key_of(same)));
+  CHECK_FALSE(key_of(base) == key_of(next));
+  CHECK_FALSE(key_of(base) == key_of(other_cols));
+  CHECK_FALSE(key_of(base) == key_of(other_pack));
+  RowwiseProblem other_op = base;
+  other_op.op = RowOp::kLogSoftmax;
+  CHECK_FALSE(key_of(base) == key_of(other_op));
+}

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+// Kernel keys name cubins on disk and in memory: the same kernel must always get the same key,
+// anything that changes the machine code must change it, and the digest must be a safe file name.
+#include <doctest/doctest.h>
+
+#include <cctype>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kjit/kjit.hpp"
+#include "runtime/compiler/embedded_sources.h"
+#include "runtime/compiler/kernel_compiler.h"
+#include "runtime/compiler/kernel_key.h"
+#include "runtime/compiler/nvrtc.h"
+#include "runtime/ops/rowwise_kernels.h"
+
+using namespace kjit;
+
+namespace {
+
+RowwiseProblem f32_problem(std::int64_t cols, RowOp op = RowOp::kSoftmax) {
+  return {op, DType::kF32, DType::kF32, 64, cols, 4};
+}
+
+KernelSpec warp_spec(std::int64_t cols, RowOp op = RowOp::kSoftmax) {
+  return rowwise_kernel_spec(f32_problem(cols, op), {Algorithm::kWarp, 4, 128, 32, 1});
+}
+
+bool file_name_safe(const std::string& text) {
+  if (text.empty() || text.size() > 128) return false;
+  for (unsigned char c : text)
+    if (!std::isalnum(c) && c != '_' && c != '-') return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("a spec is a mechanical join of the config") {
+  const KernelSpec spec = warp_spec(1024);
+  CHECK(spec.header == "row_regs.cuh");
+  CHECK(spec.name_expression == "kjit::row_regs<0, kjit::Io<float, float>, 1024, 4, 32, 128>");
+
+  const RowwiseProblem half{RowOp::kLogSoftmax, DType::kF16, DType::kBF16, 8, 4097, 8};
+  const KernelSpec smem = rowwise_kernel_spec(half, {Algorithm::kBlockSmem, 8, 512, 512, 1});
+  CHECK(smem.header == "block_smem.cuh");
+  CHECK(smem.name_expression == "kjit::block_smem<1, kjit::Io<kjit::f16, kjit::bf16>, 4097, 8, 512>");
+
+  const KernelSpec cluster =
+      rowwise_kernel_spec(f32_problem(50257, RowOp::kReduceScale), {Algorithm::kCluster, 4, 512, 512, 4});
+  CHECK(cluster.header == "cluster_regs.cuh");
+  CHECK(cluster.name_expression == "kjit::cluster_regs<2, kjit::Io<float, float>, 50257, 4, 512, 4>");
+
+  // Every header a spec names is one of the embedded sources.
+  std::set<std::string> embedded;
+  for (auto it = embedded_sources_begin(); it != embedded_sources_end(); ++it)
+    embedded.insert(std::string(it->name));
+  for (const auto& s : {spec, smem, cluster}) CHECK(embedded.count(s.header) == 1);
+}
+
+TEST_CASE("a spec needs a concrete algorithm") {
+  try {
+    rowwise_kernel_spec(f32_problem(1000), KernelConfig{});
+    FAIL("rowwise_kernel_spec accepted algorithm auto");
+  } catch (const Error& error) {
+    CHECK(error.status() == Status::kErrorInvalidConfig);
+  }
+}
+
+TEST_CASE("the key is stable for the same spec and arch") {
+  const KernelSpec spec = warp_spec(1000);
+  const std::string text = kernel_key_text(spec, 90);
+  CHECK(kernel_key_text(spec, 90) == text);
+  CHECK(kernel_key_text(warp_spec(1000), 90) == text);
+  CHECK(kernel_key_digest(text) == kernel_key_digest(text));
+  CHECK(kernel_key_digest(kernel_key_text(warp_spec(1000), 90)) == kernel_key_digest(text));
+}
+
+TEST_CASE("the key holds everything that changes the cubin") {
+  const std::string text = kernel_key_text(warp_spec(1000), 90);
+  CHECK(text.find(warp_spec(1000).name_expression) != std::string::npos);
+  CHECK(text.find("sm_90") != std::string::npos);
+  CHECK(text.find(nvrtc_version()) != std::string::npos);
+  CHECK(text.find(embedded_sources_digest()) != std::string::npos);
+  CHECK(text.find(kjit_version()) != std::string::npos);
+  for (const std::string& option : fixed_nvrtc_options()) {
+    CAPTURE(option);
+    CHECK(text.find(option) != std::string::npos);
+  }
+}
+
+TEST_CASE("the key changes with arch, name expression, header and options") {
+  const KernelSpec spec = warp_spec(1000);
+  const std::string text = kernel_key_text(spec, 90);
+  const std::string digest = kernel_key_digest(text);
+
+  CHECK(kernel_key_text(spec, 80) != text);
+  CHECK(kernel_key_digest(kernel_key_text(spec, 80)) != digest);
+  CHECK(kernel_key_digest(kernel_key_text(warp_spec(1001), 90)) != digest);
+  CHECK(kernel_key_digest(kernel_key_text(warp_spec(1000, RowOp::kLogSoftmax), 90)) != digest);
+
+  KernelSpec other_header = spec;
+  other_header.header = "block_online.cuh";
+  CHECK(kernel_key_digest(kernel_key_text(other_header, 90)) != digest);
+
+  // Options only enter through the key text; a text that differs in one option must digest apart.
+  const std::string option = fixed_nvrtc_options().front();
+  std::string edited = text;
+  const auto at = edited.find(option);
+  REQUIRE(at != std::string::npos);
+  edited.replace(at, option.size(), option + "x");
+  CHECK(kernel_key_digest(edited) != digest);
+}
+
+TEST_CASE("digests are file-name safe and distinct") {
+  std::set<std::string> digests;
+  std::size_t specs = 0;
+  for (std::int64_t cols : {1, 2, 3, 31, 32, 33, 1000, 1024, 4097, 50257}) {
+    for (RowOp op : {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale}) {
+      const RowwiseProblem problem = f32_problem(cols, op);
+      for (const KernelConfig& config :
+           {KernelConfig{Algorithm::kWarp, 4, 128, 32, 1}, KernelConfig{Algorithm::kBlockSmem, 4, 256, 256, 1},
+            KernelConfig{Algorithm::kBlockOnline, 4, 1024, 1024, 1},
+            KernelConfig{Algorithm::kCluster, 4, 256, 256, 2}}) {
+        for (int arch : {80, 90}) {
+          const std::string digest =
+              kernel_key_digest(kernel_key_text(rowwise_kernel_spec(problem, config), arch));
+          CAPTURE(digest);
+          CHECK(file_name_safe(digest));
+          digests.insert(digest);
+          ++specs;
+        }
+      }
+    }
+  }
+  CHECK(digests.size() == specs);
+  CHECK(file_name_safe(kernel_key_digest("")));
+  CHECK(file_name_safe(kernel_key_digest("../../etc/passwd \n\t*?")));
+  CHECK(kernel_key_digest("a") != kernel_key_digest("b"));
+}
+
+TEST_CASE("a compiled kernel carries the key of its spec") {
+  const KernelSpec spec = warp_spec(33);
+  const CompiledKernel kernel = compile_kernel(spec, 80);
+  CHECK(kernel.arch == 80);
+  CHECK(kernel.spec.name_expression == spec.name_expression);
+  CHECK(kernel.key_text == kernel_key_text(spec, 80));
+  CHECK(kernel.key_digest == kernel_key_digest(kernel.key_text));
+  CHECK_FALSE(kernel.cubin.empty());
+}
