@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""kjit beside torch on the same tensors, in the same process, on the GPU.
+
+Calls libkjit's C API through ctypes on torch tensors; checks each result against torch in
+float64, then times kjit and torch the same way: many launches captured in one CUDA graph,
+replayed; median of CUDA-event timings; input buffers rotate over more than twice the L2.
+
+usage: compare_torch.py LIBKJIT.so [--out RESULTS.md] [--quick]
+"""
+import argparse
+import ctypes
+import statistics
+import sys
+
+import torch
+
+F32, F16, BF16 = 0, 1, 2
+DTYPES = {torch.float32: F32, torch.float16: F16, torch.bfloat16: BF16}
+SHAPES = [(65536, 128), (16384, 1024), (8192, 4096), (2048, 16384), (1024, 32000),
+          (512, 65536), (64, 262144), (1, 32000), (1, 128256), (1, 151936), (8, 128256),
+          (64, 128256)]
+REDUCE_SCALE_SHAPES = [(65536, 1024), (442368, 128)]
+WORKING_SET = 128 << 20
+
+
+class Kjit:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        self.lib.kjit_last_error.restype = ctypes.c_char_p
+        rt = ctypes.c_void_p()
+        self._check(self.lib.kjit_runtime_create(ctypes.byref(rt)))
+        self.rt = rt
+        i64, vp = ctypes.c_int64, ctypes.c_void_p
+        row_args = [vp, vp, i64, vp, i64, i64, i64, ctypes.c_int, ctypes.c_int, vp]
+        self.lib.kjit_softmax.argtypes = row_args
+        self.lib.kjit_log_softmax.argtypes = row_args
+        self.lib.kjit_reduce_scale.argtypes = [vp, vp, i64, vp, i64, vp, i64, i64,
+                                               ctypes.c_int, ctypes.c_int, vp]
+
+    def _check(self, status):
+        if status != 0:
+            raise RuntimeError(f"kjit status {status}: {self.lib.kjit_last_error().decode()}")
+
+    def run(self, op, x, out, scale=None):
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        rows, cols = x.shape
+        dt_in, dt_out = DTYPES[x.dtype], DTYPES[out.dtype]
+        if op == "reduce_scale":
+            self._check(self.lib.kjit_reduce_scale(
+                self.rt, x.data_ptr(), x.stride(0), out.data_ptr(), out.stride(0),
+                scale.data_ptr() if scale is not None else None, rows, cols, dt_in, dt_out, stream))
+        else:
+            fn = self.lib.kjit_softmax if op == "softmax" else self.lib.kjit_log_softmax
+            self._check(fn(self.rt, x.data_ptr(), x.stride(0), out.data_ptr(), out.stride(0),
+                           rows, cols, dt_in, dt_out, stream))
+
+
+def torch_op(op):
+    if op == "softmax":
+        return lambda x: torch.softmax(x, -1)
+    if op == "log_softmax":
+        return lambda x: torch.log_softmax(x, -1)
+    return lambda x: x / x.abs().amax(-1, keepdim=True)
+
+
+def graph_time_us(enqueue, count, samples=15):
+    """Median per-launch time of `count` launches captured into one graph."""
+    enqueue(0)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(count):
+            enqueue(i)
+    for _ in range(3):
+        graph.replay()
+    times = []
+    for _ in range(samples):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1000.0 / count)
+    del graph
+    return statistics.median(times)
+
+
+def copy_bandwidth():
+    a = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    b = torch.empty_like(a)
+    us = graph_time_us(lambda i: (b.copy_(a) if i % 2 == 0 else a.copy_(b)), 10)
+    return 2 * a.numel() / (us * 1e-6)
+
+
+def max_error(op, x, out):
+    ref = torch_op(op)(x.double())
+    got = out.double()
+    finite = torch.isfinite(ref)
+    if not torch.equal(torch.isnan(ref), torch.isnan(got)):
+        return float("inf")
+    return (got[finite] - ref[finite]).abs().max().item() if finite.any() else 0.0
+
+
+def bench_case(kjit, op, dtype, rows, cols, copy_bw):
+    elements = rows * cols
+    bytes_moved = elements * 2 * torch.tensor([], dtype=dtype).element_size()
+    sets = max(1, min(64, WORKING_SET // bytes_moved + 1))
+    xs = [torch.randn(rows, cols, device="cuda", dtype=dtype) * 3 for _ in range(sets)]
+    outs = [torch.empty_like(x) for x in xs]
+    scales = [torch.empty(rows, device="cuda") for _ in range(sets)]
+    outs[0].fill_(float("nan"))
+    kjit.run(op, xs[0], outs[0], scales[0])
+    torch.cuda.synchronize()
+    err = max_error(op, xs[0], outs[0])
+    count = max(20, sets)
+    kjit_us = graph_time_us(lambda i: kjit.run(op, xs[i % sets], outs[i % sets], scales[i % sets]), count)
+    reference = torch_op(op)
+    torch_us = graph_time_us(lambda i: reference(xs[i % sets]), count)
+    gbps = bytes_moved / (kjit_us * 1e3)
+    return {"op": op, "dtype": str(dtype).replace("torch.", ""), "shape": f"{rows}x{cols}",
+            "kjit_us": kjit_us, "gbps": gbps, "pct_copy": 100 * gbps * 1e9 / copy_bw,
+            "torch_us": torch_us, "speedup": torch_us / kjit_us, "max_err": err}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("lib")
+    parser.add_argument("--out")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    kjit = Kjit(args.lib)
+    copy_bw = copy_bandwidth()
+    device = torch.cuda.get_device_name()
+    lines = [f"device: {device}; copy bandwidth {copy_bw / 1e9:.0f} GB/s (read + write); "
+             f"torch {torch.__version__}", "",
+             "| op | dtype | shape | kjit us | GB/s | % copy | torch us | speedup | max err |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    print("\n".join(lines), flush=True)
+    cases = [(op, dt, r, c) for op in ("softmax", "log_softmax")
+             for dt in (torch.float32, torch.bfloat16) for r, c in SHAPES]
+    cases += [("reduce_scale", dt, r, c) for dt in (torch.float32, torch.bfloat16)
+              for r, c in REDUCE_SCALE_SHAPES]
+    if args.quick:
+        cases = [c for c in cases if c[0] != "log_softmax"]
+    for op, dtype, rows, cols in cases:
+        r = bench_case(kjit, op, dtype, rows, cols, copy_bw)
+        line = (f"| {r['op']} | {r['dtype']} | {r['shape']} | {r['kjit_us']:.2f} | {r['gbps']:.0f} | "
+                f"{r['pct_copy']:.1f} | {r['torch_us']:.2f} | {r['speedup']:.2f}x | {r['max_err']:.1e} |")
+        lines.append(line)
+        print(line, flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# On the GPU machine: build, run every test (GPU suites included), the demo, the C++ benchmark
+# and the comparison with torch. Logs go to $OUT (default ./out).
+#   bash scripts/gpu_check.sh [--quick]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+BUILD=${BUILD:-build-gpu}
+status=0
+
+step() { echo; echo "=== $1"; }
+
+step "configure + build"
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release ${KJIT_CMAKE_ARGS:-} >"$OUT/configure.log" 2>&1 &&
+  cmake --build "$BUILD" -j 16 >"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+
+step "kjit info"
+"$BUILD/cli/kjit" info 2>&1 | tee "$OUT/info.log"
+
+step "tests"
+(cd "$BUILD" && ctest --output-on-failure -j 4 --timeout 900) >"$OUT/tests.log" 2>&1 || status=1
+grep -E "tests passed|tests failed|SKIPPED|Failed|\*\*\*" "$OUT/tests.log" | tail -30
+
+step "demo"
+"$BUILD/cli/kjit" demo >"$OUT/demo.log" 2>&1 || status=1
+cat "$OUT/demo.log"
+
+step "compare with torch"
+PYTHONUNBUFFERED=1 python3 bench/compare_torch.py "$BUILD/runtime/libkjit.so" \
+  --out "$OUT/compare_torch.md" "$@" 2>&1 | tee "$OUT/compare_torch.log" || status=1
+exit $status
