@@ -21,7 +21,7 @@ using namespace kjit::cache::testing;
 namespace {
 
 const std::string kKey = "crash-test-key";
-constexpr std::size_t kLargePayload = std::size_t(256) << 20;
+constexpr std::size_t kLargePayload = std::size_t(64) << 20;
 
 // Polls until `done` holds or `limit` passes.
 template <typename Predicate>
