@@ -127,7 +127,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("lib")
     parser.add_argument("--out")
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="skip log_softmax")
+    parser.add_argument("--only", help="run only this op")
     args = parser.parse_args()
     kjit = Kjit(args.lib)
     copy_bw = copy_bandwidth()
@@ -143,6 +144,8 @@ def main():
               for r, c in REDUCE_SCALE_SHAPES]
     if args.quick:
         cases = [c for c in cases if c[0] != "log_softmax"]
+    if args.only:
+        cases = [c for c in cases if c[0] == args.only]
     for op, dtype, rows, cols in cases:
         r = bench_case(kjit, op, dtype, rows, cols, copy_bw)
         line = (f"| {r['op']} | {r['dtype']} | {r['shape']} | {r['kjit_us']:.2f} | {r['gbps']:.0f} | "

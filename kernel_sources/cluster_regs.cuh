@@ -46,8 +46,7 @@ cluster_regs(const RowParams params) {
   if (threadIdx.x == 0) slots[0] = first;
   cluster_arrive();
   cluster_wait();
-  first = reduce_cluster_slots<ClusterBlocks>(&slots[0], Math::first_identity(),
-                                              typename Math::FirstOp());
+  first = reduce_cluster_slots<ClusterBlocks>(&slots[0], typename Math::FirstOp());
   float finished = 0.0f;
   if constexpr (Math::kTwoStats) {
     float sum = 0.0f;
@@ -65,7 +64,7 @@ cluster_regs(const RowParams params) {
     if (threadIdx.x == 0) slots[1] = sum;
     cluster_arrive();
     cluster_wait();
-    finished = Math::finish(reduce_cluster_slots<ClusterBlocks>(&slots[1], 0.0f, SumOp()));
+    finished = Math::finish(reduce_cluster_slots<ClusterBlocks>(&slots[1], SumOp()));
   }
   // No block may leave while another can still read its slots; the wait sits at the very end so
   // the stores below overlap with the slower blocks' reads.

@@ -6,15 +6,20 @@
 
 namespace kjit {
 
+// Each op knows its identity: lanes past the last warp's partial contribute it.
 struct MaxOp {
+  __device__ __forceinline__ static float identity() { return neg_inf(); }
   __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
+/// max of |x| values (all >= 0), NaN-propagating.
 struct MaxNanOp {
+  __device__ __forceinline__ static float identity() { return 0.0f; }
   __device__ __forceinline__ float operator()(float a, float b) const {
     return max_propagate_nan(a, b);
   }
 };
 struct SumOp {
+  __device__ __forceinline__ static float identity() { return 0.0f; }
   __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
 };
 
@@ -44,7 +49,7 @@ __device__ __forceinline__ float block_all_reduce(float v, Op op) {
   if (lane == 0) partial[warp] = v;
   __syncthreads();
   if (warp == 0) {
-    float w = lane < kWarps ? partial[lane] : partial[0];
+    float w = lane < kWarps ? partial[lane] : Op::identity();
     w = warp_all_reduce<32>(w, op);
     if (lane == 0) result = w;
   }
@@ -91,10 +96,10 @@ __device__ __forceinline__ float load_from_cluster_block(const float* local, uns
 /// Combines each cluster block's `slot` (already written, cluster barrier passed): every warp
 /// reads the Blocks slots with one lane each and reduces them, so no extra block barrier is needed.
 template <int Blocks, typename Op>
-__device__ __forceinline__ float reduce_cluster_slots(const float* slot, float identity, Op op) {
+__device__ __forceinline__ float reduce_cluster_slots(const float* slot, Op op) {
   static_assert(Blocks >= 1 && Blocks <= 32, "a cluster holds at most 32 blocks here");
   const unsigned lane = threadIdx.x % 32;
-  float v = lane < Blocks ? load_from_cluster_block(slot, lane) : identity;
+  float v = lane < Blocks ? load_from_cluster_block(slot, lane) : Op::identity();
   return warp_all_reduce<32>(v, op);
 }
 

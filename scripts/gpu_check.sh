@@ -28,6 +28,6 @@ step "demo"
 cat "$OUT/demo.log"
 
 step "compare with torch"
-PYTHONUNBUFFERED=1 python3 bench/compare_torch.py "$BUILD/runtime/libkjit.so" \
+PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_torch.py "$BUILD/runtime/libkjit.so" \
   --out "$OUT/compare_torch.md" "$@" 2>&1 | tee "$OUT/compare_torch.log" || status=1
 exit $status

@@ -15,8 +15,12 @@ struct LoadResult {
   std::string failure;  // empty when the driver is usable
 };
 
-using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
-                                    CUdriverProcAddressQueryResult*);
+// The symbol a cuda.h name stands for (cuMemAlloc -> "cuMemAlloc_v2"): dlsym of exactly that
+// symbol gives the ABI the header declared. cuGetProcAddress would instead hand out the newest
+// variant for a CUDA version, which for some names (cuCtxGetDevice -> cuCtxGetDevice_v2 in
+// CUDA 13) takes other arguments than the header's declaration.
+#define KJIT_SYMBOL_NAME_OF(name) #name
+#define KJIT_SYMBOL_NAME(name) KJIT_SYMBOL_NAME_OF(name)
 
 LoadResult load_driver() {
   LoadResult result;
@@ -29,20 +33,12 @@ LoadResult load_driver() {
                      (reason ? reason : "unknown reason") + ")";
     return result;
   }
-  auto get_proc = reinterpret_cast<GetProcAddress>(dlsym(library, "cuGetProcAddress_v2"));
-  if (get_proc == nullptr) {
-    result.failure = "no CUDA driver: libcuda.so.1 is older than CUDA 12 (no cuGetProcAddress_v2)";
-    return result;
-  }
-  // Ask for each entry point as of the toolkit we were built with, so the driver hands out the
-  // ABI version that cuda.h declared.
 #define KJIT_RESOLVE(name)                                                                  \
   {                                                                                         \
-    void* fn = nullptr;                                                                     \
-    CUdriverProcAddressQueryResult found{};                                                 \
-    if (get_proc(#name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=          \
-            CUDA_SUCCESS || fn == nullptr) {                                                \
-      result.failure = "no CUDA driver: libcuda.so.1 lacks " #name " (driver too old?)";    \
+    void* fn = dlsym(library, KJIT_SYMBOL_NAME(name));                                      \
+    if (fn == nullptr) {                                                                    \
+      result.failure = "no CUDA driver: libcuda.so.1 lacks " KJIT_SYMBOL_NAME(name)         \
+                       " (driver older than the CUDA 12 this build needs?)";                \
       return result;                                                                        \
     }                                                                                       \
     result.api.name = reinterpret_cast<decltype(result.api.name)>(fn);                      \

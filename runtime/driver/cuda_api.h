@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CUDA driver API, loaded from libcuda.so.1 at run time and never linked, so the library,
+// The CUDA driver API, loaded from libcuda.so.1 (dlopen + dlsym) at run time and never linked, so the library,
 // the CLI and the tests run where there is no driver; there, the first GPU call fails with
 // Status::kErrorNoDriver.
 #pragma once

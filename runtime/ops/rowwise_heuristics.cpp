@@ -14,11 +14,14 @@ namespace {
 // run without spilling at 1024 threads (64 registers each); the kernels accept up to 64.
 constexpr int kMaxValuesPerThread = 32;
 constexpr int kHardMaxValuesPerThread = 64;
-// The heuristics aim at this many values per thread: enough loads in flight, few registers.
-constexpr int kTargetValuesPerThread = 16;
+// The heuristics aim at this many bytes of input per thread: enough loads in flight to cover
+// the memory latency, few enough registers for two or more blocks per SM.
+constexpr int kTargetBytesPerThread = 64;
+// Blocks of at most this many threads, so that an SM holds two or more and one block's
+// reductions overlap another's loads.
+constexpr int kMaxHeuristicThreads = 512;
 // Below this many columns a cluster's cross-block exchange costs more than it brings.
 constexpr std::int64_t kClusterMinCols = 4096;
-constexpr int kMaxClusterHeuristic = 8;  // portable cluster size; 16 is for the tuner to try
 constexpr int kSmemReserve = 2048;       // static shared memory of the block reductions
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -39,9 +42,13 @@ std::int64_t cluster_slice(std::int64_t cols, int pack, int cluster) {
   return ceil_div(ceil_div(cols, cluster), pack) * pack;
 }
 
-int block_threads_for(std::int64_t values, int pack) {
-  const int wanted = pow2_ceil(ceil_div(values, std::max(kTargetValuesPerThread, pack)));
-  return std::clamp(wanted, 128, 1024);
+int target_values(const RowwiseProblem& p, int pack) {
+  return std::max(kTargetBytesPerThread / size_of(p.in_dtype), pack);
+}
+
+int block_threads_for(const RowwiseProblem& p, std::int64_t values, int pack) {
+  const int wanted = pow2_ceil(ceil_div(values, target_values(p, pack)));
+  return std::clamp(wanted, 128, kMaxHeuristicThreads);
 }
 
 KernelConfig fit_warp(const RowwiseProblem& p, int pack) {
@@ -50,19 +57,22 @@ KernelConfig fit_warp(const RowwiseProblem& p, int pack) {
 }
 
 KernelConfig fit_block(Algorithm algorithm, const RowwiseProblem& p, int pack) {
-  const int threads = algorithm == Algorithm::kBlockRegs ? block_threads_for(p.cols, pack) : 1024;
+  const int threads =
+      algorithm == Algorithm::kBlockRegs ? block_threads_for(p, p.cols, pack) : 1024;
   return {algorithm, pack, threads, threads, 1};
 }
 
 KernelConfig fit_cluster(const RowwiseProblem& p, const DeviceProps& device, int pack) {
+  // The smallest cluster whose slices fit the target and whose blocks fill the device.
   int cluster = 2;
-  while (cluster < kMaxClusterHeuristic) {
-    const bool slice_small = cluster_slice(p.cols, pack, cluster) <= 1024 * kTargetValuesPerThread;
+  while (cluster < 16) {
+    const bool slice_small =
+        cluster_slice(p.cols, pack, cluster) <= kMaxHeuristicThreads * target_values(p, pack);
     const bool fills_device = p.rows * cluster >= device.sm_count;
     if (slice_small && fills_device) break;
     cluster *= 2;
   }
-  const int threads = block_threads_for(cluster_slice(p.cols, pack, cluster), pack);
+  const int threads = block_threads_for(p, cluster_slice(p.cols, pack, cluster), pack);
   return {Algorithm::kCluster, pack, threads, threads, cluster};
 }
 
@@ -147,7 +157,7 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
   if (KernelConfig warp = fit_warp(p, pack); fits_registers(warp, p.cols, kMaxValuesPerThread))
     return warp;
   const bool few_rows = p.rows * 2 <= d.sm_count;
-  if (d.arch >= 90 && (p.cols > 1024 * kTargetValuesPerThread || (few_rows && p.cols >= kClusterMinCols))) {
+  if (d.arch >= 90 && (p.cols > kMaxHeuristicThreads * target_values(p, pack) || (few_rows && p.cols >= kClusterMinCols))) {
     KernelConfig cluster = fit_cluster(p, d, pack);
     if (why_not_rowwise(p, d, cluster).empty() &&
         values_per_thread(cluster_slice(p.cols, pack, cluster.cluster), pack, cluster.threads) <=
