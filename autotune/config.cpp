@@ -28,15 +28,27 @@ std::string KernelConfig::to_json() const {
   return json.dump();
 }
 
+namespace {
+
+int int_field(const nlohmann::json& json, const char* name) {
+  const auto& value = json.at(name);
+  if (!value.is_number_integer() || value.get<long long>() < 0 || value.get<long long>() > 1 << 20)
+    throw Error(Status::kErrorInvalidArgument,
+                std::string("kernel config JSON: '") + name + "' must be an integer in [0, 2^20]");
+  return value.get<int>();
+}
+
+}  // namespace
+
 KernelConfig KernelConfig::from_json(const std::string& text) {
   try {
     auto json = nlohmann::json::parse(text);
     KernelConfig config;
     config.algorithm = parse_algorithm(json.at("algorithm").get<std::string>());
-    config.pack = json.at("pack").get<int>();
-    config.threads = json.at("threads").get<int>();
-    config.group = json.at("group").get<int>();
-    config.cluster = json.at("cluster").get<int>();
+    config.pack = int_field(json, "pack");
+    config.threads = int_field(json, "threads");
+    config.group = int_field(json, "group");
+    config.cluster = int_field(json, "cluster");
     return config;
   } catch (const nlohmann::json::exception& e) {
     throw Error(Status::kErrorInvalidArgument,

@@ -60,7 +60,7 @@ void run_compile(const CompileFlags& flags) {
   if (std::string why = why_not_rowwise(planned, device, config); !why.empty())
     throw kjit::Error(Status::kErrorInvalidArgument, "--algorithm: " + why);
   const CompiledKernel kernel = compile_kernel(rowwise_kernel_spec(planned, config), device.arch);
-  print_report(kernel, config, rowwise_launch_shape(planned, config), flags.json);
+  print_report(kernel, config, rowwise_launch_shape(planned, config, device.sm_count), flags.json);
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ void compile_only(int arch) {
     const RowwiseProblem p = contiguous_problem(s.op, s.in_dtype, s.out_dtype, s.rows, s.cols);
     const KernelConfig config = choose_rowwise_config(p, device);
     const CompiledKernel k = compile_kernel(rowwise_kernel_spec(p, config), arch);
-    table.add(describe(s, config, k.usage, rowwise_launch_shape(p, config).dynamic_smem, k.compile_ms));
+    table.add(describe(s, config, k.usage, rowwise_launch_shape(p, config, device.sm_count).dynamic_smem, k.compile_ms));
   }
   table.print();
 }

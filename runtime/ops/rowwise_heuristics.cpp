@@ -17,9 +17,9 @@ constexpr int kHardMaxValuesPerThread = 64;
 // The heuristics aim at this many bytes of input per thread: enough loads in flight to cover
 // the memory latency, few enough registers for two or more blocks per SM.
 constexpr int kTargetBytesPerThread = 64;
-// Blocks of at most this many threads, so that an SM holds two or more and one block's
-// reductions overlap another's loads.
-constexpr int kMaxHeuristicThreads = 512;
+// Cluster blocks of at most this many threads, so that an SM holds two or more and one block's
+// cluster barriers overlap another's loads.
+constexpr int kMaxClusterThreads = 512;
 // Below this many columns a cluster's cross-block exchange costs more than it brings.
 constexpr std::int64_t kClusterMinCols = 4096;
 constexpr int kSmemReserve = 2048;       // static shared memory of the block reductions
@@ -46,9 +46,9 @@ int target_values(const RowwiseProblem& p, int pack) {
   return std::max(kTargetBytesPerThread / size_of(p.in_dtype), pack);
 }
 
-int block_threads_for(const RowwiseProblem& p, std::int64_t values, int pack) {
+int block_threads_for(const RowwiseProblem& p, std::int64_t values, int pack, int max_threads) {
   const int wanted = pow2_ceil(ceil_div(values, target_values(p, pack)));
-  return std::clamp(wanted, 128, kMaxHeuristicThreads);
+  return std::clamp(wanted, 128, max_threads);
 }
 
 KernelConfig fit_warp(const RowwiseProblem& p, int pack) {
@@ -58,7 +58,7 @@ KernelConfig fit_warp(const RowwiseProblem& p, int pack) {
 
 KernelConfig fit_block(Algorithm algorithm, const RowwiseProblem& p, int pack) {
   const int threads =
-      algorithm == Algorithm::kBlockRegs ? block_threads_for(p, p.cols, pack) : 1024;
+      algorithm == Algorithm::kBlockRegs ? block_threads_for(p, p.cols, pack, 1024) : 1024;
   return {algorithm, pack, threads, threads, 1};
 }
 
@@ -67,12 +67,13 @@ KernelConfig fit_cluster(const RowwiseProblem& p, const DeviceProps& device, int
   int cluster = 2;
   while (cluster < 16) {
     const bool slice_small =
-        cluster_slice(p.cols, pack, cluster) <= kMaxHeuristicThreads * target_values(p, pack);
+        cluster_slice(p.cols, pack, cluster) <= kMaxClusterThreads * target_values(p, pack);
     const bool fills_device = p.rows * cluster >= device.sm_count;
     if (slice_small && fills_device) break;
     cluster *= 2;
   }
-  const int threads = block_threads_for(p, cluster_slice(p.cols, pack, cluster), pack);
+  const int threads =
+      block_threads_for(p, cluster_slice(p.cols, pack, cluster), pack, kMaxClusterThreads);
   return {Algorithm::kCluster, pack, threads, threads, cluster};
 }
 
@@ -157,7 +158,7 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
   if (KernelConfig warp = fit_warp(p, pack); fits_registers(warp, p.cols, kMaxValuesPerThread))
     return warp;
   const bool few_rows = p.rows * 2 <= d.sm_count;
-  if (d.arch >= 90 && (p.cols > kMaxHeuristicThreads * target_values(p, pack) || (few_rows && p.cols >= kClusterMinCols))) {
+  if (d.arch >= 90 && (p.cols > 1024 * target_values(p, pack) || (few_rows && p.cols >= kClusterMinCols))) {
     KernelConfig cluster = fit_cluster(p, d, pack);
     if (why_not_rowwise(p, d, cluster).empty() &&
         values_per_thread(cluster_slice(p.cols, pack, cluster.cluster), pack, cluster.threads) <=

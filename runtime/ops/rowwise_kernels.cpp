@@ -47,11 +47,14 @@ KernelSpec rowwise_kernel_spec(const RowwiseProblem& p, const KernelConfig& c) {
   throw Error(Status::kErrorInvalidConfig, "a kernel spec needs a concrete algorithm");
 }
 
-LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConfig& config) {
+LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConfig& config,
+                                 int sm_count) {
   LaunchShape shape;
   shape.block = config.threads;
   shape.rows_per_block = config.algorithm == Algorithm::kWarp ? config.threads / config.group : 1;
   shape.cluster = config.algorithm == Algorithm::kCluster ? config.cluster : 1;
+  // About two resident blocks per SM: enough to overlap one block's barriers with another's loads.
+  shape.max_clusters = std::max(1, 2 * sm_count / shape.cluster);
   if (config.algorithm == Algorithm::kBlockSmem) {
     const std::int64_t rounded = (problem.cols + config.pack - 1) / config.pack * config.pack;
     shape.dynamic_smem = static_cast<int>(rounded * size_of(problem.in_dtype));
@@ -61,7 +64,7 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
 
 std::int64_t rowwise_grid(const LaunchShape& shape, std::int64_t rows) noexcept {
   constexpr std::int64_t kMaxGrid = 0x7fffffff;
-  if (shape.cluster > 1) return rows * shape.cluster;  // validity checks keep this in range
+  if (shape.cluster > 1) return std::min<std::int64_t>(rows, shape.max_clusters) * shape.cluster;
   const std::int64_t blocks = (rows + shape.rows_per_block - 1) / shape.rows_per_block;
   return std::min(blocks, kMaxGrid);
 }

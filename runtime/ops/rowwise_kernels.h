@@ -22,10 +22,13 @@ struct LaunchShape {
   int rows_per_block = 1;   ///< rows handled by one block per step (groups per block)
   int cluster = 1;          ///< blocks per row (cluster size)
   int dynamic_smem = 0;     ///< bytes
+  int max_clusters = 1 << 30;  ///< resident clusters that walk the rows (cluster kernels)
 };
 
 KernelSpec rowwise_kernel_spec(const RowwiseProblem& problem, const KernelConfig& config);
-LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConfig& config);
+/// `sm_count` sizes the grid of cluster kernels, whose clusters stay resident and loop over rows.
+LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConfig& config,
+                                 int sm_count);
 
 /// Blocks to launch for `rows` rows: one per row (or per cluster slice), or per group of rows,
 /// capped at the grid limit (the kernels loop over the rest).

@@ -103,7 +103,8 @@ TEST_CASE("from_json rejects malformed text") {
       R"({"algorithm":"warp","pack":4,"threads":128,"group":32,"cluster":1} x)",   // trailing text
   };
   for (const char* text : bad) {
-    CAPTURE(text);
+    const std::string shown = text;
+    CAPTURE(shown);
     CHECK(from_json_status(text) == Status::kErrorInvalidArgument);
   }
 }
@@ -116,7 +117,8 @@ TEST_CASE("from_json rejects numbers that are not ints") {
       R"({"algorithm":"warp","pack":4,"threads":1e10,"group":32,"cluster":1})",
   };
   for (const char* text : bad) {
-    CAPTURE(text);
+    const std::string shown = text;
+    CAPTURE(shown);
     CHECK(from_json_status(text) == Status::kErrorInvalidArgument);
   }
 }

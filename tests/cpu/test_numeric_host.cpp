@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <ios>
 #include <limits>
 
 #include "support/numeric_host.h"

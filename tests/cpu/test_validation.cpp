@@ -11,6 +11,7 @@
 
 #include "kjit/kjit.h"
 #include "kjit/kjit.hpp"
+#include "runtime/driver/cuda_api.h"
 
 using namespace kjit;
 
@@ -188,15 +189,18 @@ TEST_CASE("rows == 0 still rejects arguments that are wrong whatever the row cou
 }
 
 TEST_CASE("exactly in place is accepted by validation") {
-  // Without a driver the call gets past validation and fails later for lack of a driver; with
-  // one, the fake pointer fails in the driver. Either way it must not be an argument error.
+  // Without a driver the call gets past validation and then fails for lack of one. With a
+  // driver the fake pointer would reach a kernel and fault the context, so it is not tried.
+  if (driver_available()) {
+    MESSAGE("skipped: a CUDA driver is present (the GPU suites cover in-place calls)");
+    return;
+  }
   Runtime rt;
   RowwiseArgs args = valid_args();
   args.out = const_cast<void*>(args.in);
   const auto [status, message] = outcome([&] { rt.softmax(args); });
   CAPTURE(message);
-  CHECK(status != Status::kErrorInvalidArgument);
-  CHECK(status != Status::kSuccess);
+  CHECK(status == Status::kErrorNoDriver);
 }
 
 TEST_CASE("C API handles a null runtime and keeps errors per thread") {

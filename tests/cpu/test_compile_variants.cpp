@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+// Every algorithm x op compiles under NVRTC for sm_80 and sm_90 at the widths where
+// why_not_rowwise accepts it, and yields a loadable cubin with a resource report that fits the
+// block. Needs NVRTC only, no GPU; compiles run on a pool of two threads.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kjit/kjit.hpp"
+#include "runtime/compiler/kernel_compiler.h"
+#include "runtime/compiler/kernel_key.h"
+#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise_kernels.h"
+
+using namespace kjit;
+
+namespace {
+
+constexpr int kPoolThreads = 2;
+constexpr std::int64_t kRows = 256;
+const std::int64_t kWidths[] = {1, 3, 32, 1000, 1024, 4097, 50257, 262144};
+// 16-bit types share the kernels' code paths with f32; a few widths cover their packing.
+const std::int64_t kHalfWidths[] = {3, 4097, 50257};
+const RowOp kOps[] = {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale};
+
+struct Variant {
+  RowwiseProblem problem;
+  KernelConfig config;
+  int arch = 0;
+  std::string error;  // empty when it compiled
+  CompiledKernel kernel;
+};
+
+std::vector<Algorithm> algorithms_for(int arch) {
+  std::vector<Algorithm> algorithms = {Algorithm::kWarp, Algorithm::kBlockRegs,
+                                       Algorithm::kBlockSmem, Algorithm::kBlockOnline};
+  if (arch >= 90) algorithms.push_back(Algorithm::kCluster);
+  return algorithms;
+}
+
+std::string describe(const Variant& v) {
+  return std::string(to_string(v.problem.op)) + " " + to_string(v.problem.in_dtype) + "->" +
+         to_string(v.problem.out_dtype) + " cols=" + std::to_string(v.problem.cols) + " " +
+         v.config.to_string() + " sm_" + std::to_string(v.arch);
+}
+
+// Adds the variant when the config is valid for the width; returns whether it was added.
+bool add_variant(std::vector<Variant>& variants, int arch, Algorithm algorithm, RowOp op, DType dtype_in,
+                 DType dtype_out, std::int64_t cols) {
+  const int max_pack = 16 / std::max(size_of(dtype_in), size_of(dtype_out));
+  const RowwiseProblem problem{op, dtype_in, dtype_out, kRows, cols, max_pack};
+  const DeviceProps device = nominal_device(arch);
+  const KernelConfig config = complete_rowwise_config(problem, device, KernelConfig{algorithm});
+  if (!why_not_rowwise(problem, device, config).empty()) return false;
+  variants.push_back({problem, config, arch, {}, {}});
+  return true;
+}
+
+std::vector<Variant> all_variants() {
+  std::vector<Variant> variants;
+  for (int arch : {80, 90}) {
+    const DType half = arch == 80 ? DType::kF16 : DType::kBF16;
+    for (Algorithm algorithm : algorithms_for(arch))
+      for (RowOp op : kOps) {
+        for (std::int64_t cols : kWidths)
+          add_variant(variants, arch, algorithm, op, DType::kF32, DType::kF32, cols);
+        for (std::int64_t cols : kHalfWidths) add_variant(variants, arch, algorithm, op, half, half, cols);
+      }
+  }
+  return variants;
+}
+
+void compile_all(std::vector<Variant>& variants) {
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < variants.size(); i = next++) {
+      Variant& v = variants[i];
+      try {
+        v.kernel = compile_kernel(rowwise_kernel_spec(v.problem, v.config), v.arch);
+      } catch (const Error& error) {
+        v.error = std::string(error.what()).substr(0, 2000);
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kPoolThreads; ++t) pool.emplace_back(worker);
+  for (auto& thread : pool) thread.join();
+}
+
+// What a usable compile must look like; empty when it does.
+std::string check_compiled(const Variant& v) {
+  if (!v.error.empty()) return "compile failed: " + v.error;
+  const CompiledKernel& k = v.kernel;
+  if (k.cubin.size() < 4 || std::string(k.cubin.data(), 4) != "\x7f" "ELF") return "cubin is not an ELF image";
+  if (k.lowered_name.empty()) return "no lowered name";
+  if (!k.usage.found) return "no ptxas resource report for " + k.lowered_name;
+  if (k.usage.registers <= 0) return "0 registers reported";
+  if (k.usage.registers * v.config.threads > 65536)
+    return std::to_string(k.usage.registers) + " registers x " + std::to_string(v.config.threads) +
+           " threads exceed the register file";
+  const DeviceProps device = nominal_device(v.arch);
+  const int smem = k.usage.static_smem + rowwise_launch_shape(v.problem, v.config, device.sm_count).dynamic_smem;
+  if (smem > device.max_smem_per_block)
+    return "needs " + std::to_string(smem) + " bytes of shared memory, the device has " +
+           std::to_string(device.max_smem_per_block);
+  if (k.key_digest != kernel_key_digest(kernel_key_text(k.spec, v.arch))) return "key digest mismatch";
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("every valid algorithm x op x width compiles for sm_80 and sm_90") {
+  std::vector<Variant> variants = all_variants();
+  const auto start = std::chrono::steady_clock::now();
+  compile_all(variants);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  MESSAGE(variants.size() << " kernels compiled in " << seconds << " s on " << kPoolThreads << " threads");
+
+  std::map<std::string, int> covered;  // algorithm/op/arch -> compiled variants
+  int spilling = 0;
+  for (const Variant& v : variants) {
+    const std::string why = check_compiled(v);
+    CHECK_MESSAGE(why.empty(), describe(v) << ": " << why);
+    if (!why.empty()) continue;
+    ++covered[std::string(to_string(v.config.algorithm)) + "/" + to_string(v.problem.op) + "/sm_" +
+              std::to_string(v.arch)];
+    const int spills = v.kernel.usage.spill_stores + v.kernel.usage.spill_loads;
+    if (spills > 0) {
+      ++spilling;
+      MESSAGE("spills " << spills << " bytes (" << v.kernel.usage.registers << " registers): " << describe(v));
+    }
+  }
+  // Each algorithm and op must have been exercised on each arch it supports.
+  for (int arch : {80, 90})
+    for (Algorithm algorithm : algorithms_for(arch))
+      for (RowOp op : kOps) {
+        const std::string key = std::string(to_string(algorithm)) + "/" + to_string(op) + "/sm_" + std::to_string(arch);
+        CHECK_MESSAGE(covered[key] > 0, "nothing compiled for " << key);
+      }
+  MESSAGE(spilling << " of " << variants.size() << " kernels spill");
+}
+
+TEST_CASE("validity follows the documented limits at the sweep's widths") {
+  // The sweep skips invalid widths silently, so pin down that it skips only what it should.
+  const DeviceProps h100 = nominal_device(90);
+  auto valid = [&](Algorithm algorithm, std::int64_t cols) {
+    const RowwiseProblem p{RowOp::kSoftmax, DType::kF32, DType::kF32, kRows, cols, 4};
+    return why_not_rowwise(p, h100, complete_rowwise_config(p, h100, KernelConfig{algorithm})).empty();
+  };
+  for (std::int64_t cols : kWidths) {
+    CAPTURE(cols);
+    CHECK(valid(Algorithm::kBlockOnline, cols));
+    if (cols <= 1024) CHECK(valid(Algorithm::kWarp, cols));
+    if (cols <= 50257) CHECK(valid(Algorithm::kBlockRegs, cols));
+    if (cols <= 50257) CHECK(valid(Algorithm::kBlockSmem, cols));
+    if (cols >= 4097) CHECK(valid(Algorithm::kCluster, cols));
+  }
+  CHECK_FALSE(valid(Algorithm::kWarp, 262144));
+  CHECK_FALSE(valid(Algorithm::kBlockSmem, 262144));
+}
+
+TEST_CASE("invalid configs are refused before and during compilation") {
+  const RowwiseProblem p{RowOp::kSoftmax, DType::kF32, DType::kF32, kRows, 1000, 4};
+  const DeviceProps h100 = nominal_device(90);
+  const std::string why = why_not_rowwise(p, h100, {Algorithm::kWarp, 4, 128, 64, 1});
+  CHECK(why.find("group") != std::string::npos);
+
+  // The kernels' static_asserts are the second line of defence: a config past the register
+  // limit fails in NVRTC with the assertion text in the log.
+  const RowwiseProblem wide{RowOp::kSoftmax, DType::kF32, DType::kF32, kRows, 262144, 4};
+  const KernelConfig too_wide{Algorithm::kWarp, 4, 128, 32, 1};
+  CHECK_FALSE(why_not_rowwise(wide, h100, too_wide).empty());
+  try {
+    compile_kernel(rowwise_kernel_spec(wide, too_wide), 90);
+    FAIL("row_regs compiled with 8192 values per thread");
+  } catch (const Error& error) {
+    CHECK(error.status() == Status::kErrorCompile);
+    CHECK(error.detail().find("at most 64 values per thread") != std::string::npos);
+  }
+
+  // Cluster kernels use sm_90 instructions: building one for sm_80 must fail, not produce a cubin.
+  const KernelConfig cluster{Algorithm::kCluster, 4, 256, 256, 2};
+  REQUIRE(why_not_rowwise(p, h100, cluster).empty());
+  try {
+    compile_kernel(rowwise_kernel_spec(p, cluster), 80);
+    FAIL("cluster_regs compiled for sm_80");
+  } catch (const Error& error) {
+    CHECK(error.status() == Status::kErrorCompile);
+  }
+}

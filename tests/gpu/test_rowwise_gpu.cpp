@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: Apache-2.0
+// Every op, dtype pair and algorithm against the float64 reference over the dispatch
+// boundaries: each algorithm is forced wherever why_not_rowwise (for this device) accepts it,
+// and must be refused with kErrorInvalidConfig where it does not; the automatic path runs too.
+// Cases run on several threads at once so that their NVRTC compiles overlap.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kjit/kjit.hpp"
+#include "parallel.h"
+#include "row_batch.h"
+#include "row_inputs.h"
+#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise_problem.h"
+
+using namespace kjit;
+using namespace kjit::test;
+
+namespace {
+
+constexpr std::int64_t kMaxElements = std::int64_t{64} << 20;
+// 12288 f32 and 24576 f16 columns are exactly 48 KB: the edge of the default shared-memory limit.
+const std::int64_t kF32Cols[] = {1,     2,     3,     31,    32,     33,     127,    1000,   1024,  1025, 4096,
+                                 4097,  12288, 12345, 32000, 50257,  65536,  131072, 151936, 262144};
+const std::int64_t kHalfCols[] = {1, 3, 32, 33, 1025, 4097, 24576, 50257, 151936};
+const std::int64_t kMixedCols[] = {31, 1000, 4096, 32000, 262144};
+const RowOp kOps[] = {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale};
+const Algorithm kAlgorithms[] = {Algorithm::kAuto,      Algorithm::kWarp,        Algorithm::kBlockRegs,
+                                 Algorithm::kBlockSmem, Algorithm::kBlockOnline, Algorithm::kCluster};
+
+struct Unit {
+  DType in, out;
+  std::int64_t rows, cols;
+};
+
+void add_units(std::vector<Unit>& units, DType in, DType out, const std::int64_t* cols_begin,
+               const std::int64_t* cols_end, std::vector<std::int64_t> rows) {
+  for (const std::int64_t* c = cols_begin; c != cols_end; ++c)
+    for (std::int64_t r : rows) {
+      if (r == 4096 && *c > 4097) continue;  // many rows only where rows are narrow
+      if (r * *c > kMaxElements) continue;
+      units.push_back({in, out, r, *c});
+    }
+}
+
+std::vector<Unit> all_units() {
+  std::vector<Unit> units;
+  add_units(units, DType::kF32, DType::kF32, std::begin(kF32Cols), std::end(kF32Cols), {1, 7, 64, 4096});
+  for (DType half : {DType::kF16, DType::kBF16})
+    add_units(units, half, half, std::begin(kHalfCols), std::end(kHalfCols), {7, 64, 4096});
+  add_units(units, DType::kF32, DType::kBF16, std::begin(kMixedCols), std::end(kMixedCols), {7, 64});
+  add_units(units, DType::kBF16, DType::kF32, std::begin(kMixedCols), std::end(kMixedCols), {7, 64});
+  // The widest units first: they take longest, and the pool then balances the rest.
+  std::stable_sort(units.begin(), units.end(),
+                   [](const Unit& a, const Unit& b) { return a.rows * a.cols > b.rows * b.cols; });
+  return units;
+}
+
+struct Tally {
+  std::mutex mutex;
+  std::vector<std::string> failures;
+  std::map<std::string, int> runs;  // algorithm name -> checked calls
+  int refused = 0;
+
+  void fail(std::string what) {
+    std::lock_guard<std::mutex> lock(mutex);
+    failures.push_back(std::move(what));
+  }
+  void ran(Algorithm algorithm) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++runs[to_string(algorithm)];
+  }
+  void was_refused() {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++refused;
+  }
+};
+
+// Why `algorithm` cannot run this problem here, as the runtime will decide it; empty if it can.
+std::string why_not(const RowwiseProblem& problem, const DeviceProps& device, Algorithm algorithm) {
+  const KernelConfig config = complete_rowwise_config(problem, device, KernelConfig{algorithm});
+  return why_not_rowwise(problem, device, config);
+}
+
+// One call of one algorithm on a ready batch; returns what went wrong, empty if nothing did.
+std::string run_one(Runtime& rt, RowBatch& batch, RowOp op, Algorithm algorithm, const DeviceProps& device,
+                    CUstream stream, const std::vector<std::int64_t>& rows, bool* refused) {
+  const RowwiseArgs args = batch.args();
+  float* scale = op == RowOp::kReduceScale ? batch.scale_out() : nullptr;
+  const RowwiseProblem problem{op, args.in_dtype, args.out_dtype, args.rows, args.cols, max_pack_for(args)};
+  *refused = false;
+  if (algorithm != Algorithm::kAuto) {
+    if (std::string why = why_not(problem, device, algorithm); !why.empty()) {
+      *refused = true;
+      try {
+        rt.run_with_config(op, args, scale, KernelConfig{algorithm}, stream);
+        synchronize(stream);
+        return "ran although why_not_rowwise says: " + why;
+      } catch (const Error& error) {
+        if (error.status() != Status::kErrorInvalidConfig)
+          return std::string("refused with status ") + to_string(error.status()) + ": " + error.what();
+        return {};
+      }
+    }
+  }
+  batch.reset(stream);
+  try {
+    if (algorithm == Algorithm::kAuto) run_auto(rt, op, args, scale, stream);
+    else rt.run_with_config(op, args, scale, KernelConfig{algorithm}, stream);
+    synchronize(stream);
+  } catch (const Error& error) {
+    return std::string("threw ") + to_string(error.status()) + ": " + error.what();
+  }
+  return batch.check(op, rows);
+}
+
+void run_unit(Runtime& rt, const Unit& unit, const DeviceProps& device, std::uint64_t seed, Tally& tally) {
+  current_or_primary_context();
+  Stream stream = create_stream();
+  const BatchLayout layout{unit.in, unit.out, unit.rows, unit.cols};
+  RowBatch batch(layout, seed);
+  const std::vector<std::int64_t> rows = rows_to_check(unit.rows, seed);
+  for (RowOp op : kOps)
+    for (Algorithm algorithm : kAlgorithms) {
+      bool refused = false;
+      const std::string why = run_one(rt, batch, op, algorithm, device, stream.get(), rows, &refused);
+      if (!why.empty())
+        tally.fail(std::string(to_string(op)) + " " + describe(layout) + " " + to_string(algorithm) +
+                   ": " + why);
+      else if (refused) tally.was_refused();
+      else tally.ran(algorithm);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("row-wise ops match the reference for every algorithm, dtype and width") {
+  KJIT_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  const DeviceProps device = current_device();
+  Runtime rt;
+  const std::vector<Unit> units = all_units();
+  Tally tally;
+  const auto start = std::chrono::steady_clock::now();
+  parallel_for(units.size(), worker_count(16), [&](std::size_t i) {
+    try {
+      run_unit(rt, units[i], device, seed, tally);
+    } catch (const std::exception& error) {
+      tally.fail(describe(BatchLayout{units[i].in, units[i].out, units[i].rows, units[i].cols}) +
+                 ": setup failed: " + error.what());
+    }
+  });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  MESSAGE(units.size() << " shapes on " << device.name << " (sm_" << device.arch << ") in " << seconds
+                       << " s; " << tally.refused << " forced configs refused as invalid");
+  for (const auto& [algorithm, count] : tally.runs) MESSAGE(algorithm << ": " << count << " calls checked");
+
+  for (std::size_t i = 0; i < tally.failures.size() && i < 25; ++i) FAIL_CHECK(tally.failures[i]);
+  CHECK_MESSAGE(tally.failures.empty(), tally.failures.size() << " calls failed (seed " << seed << ")");
+  for (Algorithm algorithm : kAlgorithms) {
+    if (algorithm == Algorithm::kCluster && device.arch < 90) continue;
+    CHECK_MESSAGE(tally.runs[to_string(algorithm)] > 0, to_string(algorithm) << " never ran");
+  }
+}
+
+TEST_CASE("a forced config the device cannot run is refused, not launched") {
+  KJIT_REQUIRE_GPU();
+  const DeviceProps device = current_device();
+  Runtime rt;
+  RowBatch batch(BatchLayout{DType::kF32, DType::kF32, 4, 262144}, test_seed());
+  auto status_of = [&](KernelConfig config) {
+    try {
+      rt.run_with_config(RowOp::kSoftmax, batch.args(), nullptr, config);
+      synchronize(nullptr);
+    } catch (const Error& error) {
+      return error.status();
+    }
+    return Status::kSuccess;
+  };
+  CHECK(status_of(KernelConfig{Algorithm::kWarp}) == Status::kErrorInvalidConfig);
+  CHECK(status_of({Algorithm::kWarp, 4, 128, 64, 1}) == Status::kErrorInvalidConfig);
+  CHECK(status_of({Algorithm::kBlockOnline, 4, 100, 100, 1}) == Status::kErrorInvalidConfig);
+  CHECK(status_of({Algorithm::kBlockOnline, 16, 256, 256, 1}) == Status::kErrorInvalidConfig);
+  if (device.arch < 90) CHECK(status_of(KernelConfig{Algorithm::kCluster}) == Status::kErrorInvalidConfig);
+}
+
+TEST_CASE("explain reports the kernel the automatic path uses") {
+  KJIT_REQUIRE_GPU();
+  const DeviceProps device = current_device();
+  Runtime rt;
+  RowBatch batch(BatchLayout{DType::kBF16, DType::kBF16, 64, 4097}, test_seed());
+  const RowwiseArgs args = batch.args();
+  const KernelReport report = rt.explain(RowOp::kLogSoftmax, args);
+  const RowwiseProblem problem{RowOp::kLogSoftmax, args.in_dtype, args.out_dtype,
+                               bucket_rows(rows_bucket(args.rows)), args.cols, max_pack_for(args)};
+  CHECK(report.config == choose_rowwise_config(problem, device));
+  CHECK(report.arch == "sm_" + std::to_string(device.arch));
+  CHECK(report.cubin_bytes > 0);
+  CHECK(report.registers > 0);
+  CHECK(report.name_expression.find("4097") != std::string::npos);
+  CHECK(report.kernel_key.size() >= 16);
+  // explain compiles and loads but launches nothing: the output stays poisoned.
+  batch.reset(nullptr);
+  synchronize(nullptr);
+  CHECK(batch.check(RowOp::kLogSoftmax, {0}).find("never written") != std::string::npos);
+}
