@@ -9,8 +9,9 @@ std::shared_ptr<const LoadedKernel> load_kernel(std::shared_ptr<const CompiledKe
   loaded->module = load_module(compiled->cubin.data());
   KJIT_CU(cuModuleGetFunction, &loaded->function, loaded->module.get(),
           compiled->lowered_name.c_str());
-  // Above 48 KB a block's dynamic shared memory must be opted into, per function.
-  if (shape.dynamic_smem > 48 * 1024)
+  // Past 48 KB of static plus dynamic shared memory a block must opt in, per function; opting
+  // in whenever there is dynamic shared memory keeps the boundary out of the picture.
+  if (shape.dynamic_smem > 0)
     KJIT_CU(cuFuncSetAttribute, loaded->function,
             CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shape.dynamic_smem);
   if (shape.cluster > 8)

@@ -46,9 +46,13 @@ int target_values(const RowwiseProblem& p, int pack) {
   return std::max(kTargetBytesPerThread / size_of(p.in_dtype), pack);
 }
 
+/// Threads for a block that holds `values` in registers: aim at the target per thread, stay
+/// within max_threads unless the values would not fit, then go up to 1024.
 int block_threads_for(const RowwiseProblem& p, std::int64_t values, int pack, int max_threads) {
-  const int wanted = pow2_ceil(ceil_div(values, target_values(p, pack)));
-  return std::clamp(wanted, 128, max_threads);
+  int threads = std::clamp(pow2_ceil(ceil_div(values, target_values(p, pack))), 128, max_threads);
+  while (threads < 1024 && values_per_thread(values, pack, threads) > kMaxValuesPerThread)
+    threads *= 2;
+  return threads;
 }
 
 KernelConfig fit_warp(const RowwiseProblem& p, int pack) {

@@ -137,6 +137,15 @@ TEST_CASE("16-bit outputs are held to one ulp of the rounded reference") {
   CHECK(check_element(RowOp::kSoftmax, DType::kF16, 0.0, std::ldexp(1.0, -24)).empty());
 }
 
+TEST_CASE("16-bit outputs are never held tighter than the fp32 they come from") {
+  // log(sum) with sum just above 1 is off by an fp32 ulp of 1 (1.2e-7): many bf16 ulps near 0.
+  CHECK(check_element(RowOp::kLogSoftmax, DType::kBF16, -1.1920929e-07, -1.12610696e-07).empty());
+  // An fp32 subnormal flushed to zero.
+  CHECK(check_element(RowOp::kSoftmax, DType::kBF16, 0.0, 2.7e-39).empty());
+  // Large values still need the ulp rule: 0.5 vs 0.5 + 3 ulps of bf16 fails.
+  CHECK_FALSE(check_element(RowOp::kSoftmax, DType::kBF16, 0.5 + 3 * std::ldexp(1.0, -9), 0.5).empty());
+}
+
 TEST_CASE("compare_row names the first bad column") {
   std::vector<float> got = {0.25f, 0.75f, 0.5f};
   std::vector<double> ref = {0.25, 0.75, 0.0};

@@ -106,14 +106,12 @@ std::string check_element(RowOp op, DType out_dtype, double got, double ref) {
   if (std::isnan(got)) return format_mismatch(got, ref, "unexpected NaN");
   if (std::isinf(ref) || std::isinf(got))
     return got == ref ? std::string() : format_mismatch(got, ref, "inf must match exactly");
-  if (out_dtype == DType::kF32) {
-    const double tolerance = fp32_tolerance(op, ref);
-    if (std::fabs(got - ref) <= tolerance) return {};
-    char why[96];
-    std::snprintf(why, sizeof why, "|err| %.3g > %.3g", std::fabs(got - ref), tolerance);
-    return format_mismatch(got, ref, why);
-  }
-  return check_16bit(out_dtype, got, ref);
+  const double tolerance = fp32_tolerance(op, ref);
+  if (std::fabs(got - ref) <= tolerance) return {};
+  if (out_dtype != DType::kF32) return check_16bit(out_dtype, got, ref);
+  char why[96];
+  std::snprintf(why, sizeof why, "|err| %.3g > %.3g", std::fabs(got - ref), tolerance);
+  return format_mismatch(got, ref, why);
 }
 
 std::string compare_row(RowOp op, DType out_dtype, const void* got_row, const double* ref_row,
