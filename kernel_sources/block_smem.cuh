@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// One block per row with the row kept in (dynamic, opt-in above 48 KB) shared memory in its
-// input type: one read of global memory, then the statistics and the output from shared memory.
+// The row kept in (dynamic, opt-in above 48 KB) shared memory in its input type: one read of
+// global memory, then the statistics and the output from shared memory. With ClusterBlocks == 1
+// one block holds a whole row; with more (sm_90 clusters) each block holds a slice and the
+// row's statistics are combined through distributed shared memory. Registers stay few, so an
+// SM holds several such blocks and one block's barriers overlap another's loads.
 #pragma once
 
 #include "pack.cuh"
@@ -8,7 +11,22 @@
 
 namespace kjit {
 
-template <int Op, typename IoTypes, int Cols, int PackSize, int BlockThreads>
+/// Reduces `value` over the block and then, for ClusterBlocks > 1, over the cluster through
+/// `slot` (one shared float per statistic, written by thread 0).
+template <int BlockThreads, int ClusterBlocks, typename Op>
+__device__ __forceinline__ float row_all_reduce(float value, float* slot, Op op) {
+  value = block_all_reduce<BlockThreads>(value, op);
+  if constexpr (ClusterBlocks == 1) {
+    return value;
+  } else {
+    if (threadIdx.x == 0) *slot = value;
+    cluster_arrive();
+    cluster_wait();
+    return reduce_cluster_slots<ClusterBlocks>(slot, op);
+  }
+}
+
+template <int Op, typename IoTypes, int Cols, int PackSize, int BlockThreads, int ClusterBlocks>
 __global__ void __launch_bounds__(BlockThreads)
 block_smem(const RowParams params) {
   typedef typename IoTypes::in In;
@@ -16,26 +34,48 @@ block_smem(const RowParams params) {
   typedef RowMath<Op> Math;
   static_assert(PackSize * sizeof(In) <= 16 && PackSize * sizeof(Out) <= 16,
                 "block_smem: a pack is at most 16 bytes");
-  constexpr int kColsRounded = (Cols + PackSize - 1) / PackSize * PackSize;
-  constexpr int kPacks = kColsRounded / PackSize;
+  static_assert(ClusterBlocks >= 1 && ClusterBlocks <= 16, "block_smem: 1..16 blocks per row");
+  // Slices start on pack boundaries so that vector loads stay aligned.
+  constexpr int kSliceCols =
+      ((Cols + ClusterBlocks - 1) / ClusterBlocks + PackSize - 1) / PackSize * PackSize;
+  constexpr int kPacks = kSliceCols / PackSize;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Pack<In, PackSize>* cached = reinterpret_cast<Pack<In, PackSize>*>(smem_raw);
+  __shared__ float slots[2];
 
-  for (long long row = blockIdx.x; row < params.rows; row += gridDim.x) {
-    const In* in = static_cast<const In*>(params.in) + row * params.in_stride;
+  unsigned rank = 0;
+  if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
+  const int slice_begin = static_cast<int>(rank) * kSliceCols;
+  const int slice_cols = Cols - slice_begin < kSliceCols ? Cols - slice_begin : kSliceCols;
+  // Blocks (or clusters) stay resident and walk the rows; all blocks of a cluster run the same
+  // iterations, so the cluster barriers always match.
+  const long long groups = gridDim.x / ClusterBlocks;
+  for (long long row = blockIdx.x / ClusterBlocks; row < params.rows; row += groups) {
+    const In* in = static_cast<const In*>(params.in) + row * params.in_stride + slice_begin;
     float first = Math::first_identity();
-    for (int p = threadIdx.x; p < kPacks; p += BlockThreads) {
-      float v[PackSize];
-      load_pack<In, PackSize>(in, p * PackSize, Cols, Math::first_identity(), v);
-      Pack<In, PackSize> raw;
+    // Loads go out kBatch at a time before any is stored, so each thread keeps several in flight.
+    constexpr int kBatch = 4;
+    for (int base = threadIdx.x; base < kPacks; base += BlockThreads * kBatch) {
+      float v[kBatch][PackSize];
 #pragma unroll
-      for (int i = 0; i < PackSize; ++i) {
-        raw.v[i] = from_float<In>(v[i]);  // exact: v came from In
-        first = typename Math::FirstOp()(first, Math::first_term(v[i]));
+      for (int b = 0; b < kBatch; ++b) {
+        const int p = base + b * BlockThreads;
+        load_pack<In, PackSize>(in, p * PackSize, p < kPacks ? slice_cols : 0,
+                                Math::first_identity(), v[b]);
       }
-      cached[p] = raw;
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const int p = base + b * BlockThreads;
+        Pack<In, PackSize> raw;
+#pragma unroll
+        for (int i = 0; i < PackSize; ++i) {
+          raw.v[i] = from_float<In>(v[b][i]);  // exact: v came from In
+          first = typename Math::FirstOp()(first, Math::first_term(v[b][i]));
+        }
+        if (p < kPacks) cached[p] = raw;
+      }
     }
-    first = block_all_reduce<BlockThreads>(first, typename Math::FirstOp());
+    first = row_all_reduce<BlockThreads, ClusterBlocks>(first, &slots[0], typename Math::FirstOp());
     float finished = 0.0f;
     if constexpr (Math::kTwoStats) {
       float sum = 0.0f;
@@ -43,22 +83,25 @@ block_smem(const RowParams params) {
         const Pack<In, PackSize> raw = cached[p];
 #pragma unroll
         for (int i = 0; i < PackSize; ++i)
-          if (p * PackSize + i < Cols) sum += Math::second_term(to_float(raw.v[i]), first);
+          if (p * PackSize + i < slice_cols) sum += Math::second_term(to_float(raw.v[i]), first);
       }
-      sum = block_all_reduce<BlockThreads>(sum, SumOp());
-      finished = Math::finish(sum);
+      finished = Math::finish(row_all_reduce<BlockThreads, ClusterBlocks>(sum, &slots[1], SumOp()));
     }
-    Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
+    // No block may overwrite its slots for the next row, or leave, while another block of the
+    // cluster can still read them; the wait comes after the stores so they overlap.
+    if constexpr (ClusterBlocks > 1) cluster_arrive();
+    Out* out = static_cast<Out*>(params.out) + row * params.out_stride + slice_begin;
     for (int p = threadIdx.x; p < kPacks; p += BlockThreads) {
       const Pack<In, PackSize> raw = cached[p];
       float o[PackSize];
 #pragma unroll
       for (int i = 0; i < PackSize; ++i) o[i] = Math::apply(to_float(raw.v[i]), first, finished);
-      store_pack<Out, PackSize>(out, p * PackSize, Cols, o);
+      store_pack<Out, PackSize>(out, p * PackSize, slice_cols, o);
     }
     if constexpr (Op == kOpReduceScale) {
-      if (params.scale_out != nullptr && threadIdx.x == 0) params.scale_out[row] = first;
+      if (params.scale_out != nullptr && rank == 0 && threadIdx.x == 0) params.scale_out[row] = first;
     }
+    if constexpr (ClusterBlocks > 1) cluster_wait();
     __syncthreads();  // the next row overwrites the cache
   }
 }

@@ -95,11 +95,12 @@ std::shared_ptr<const Launchable> Dispatcher::build(ContextState& state,
                                                     const RowwiseProblem& problem,
                                                     const KernelConfig& config) {
   const KernelSpec spec = rowwise_kernel_spec(problem, config);
-  const LaunchShape shape = rowwise_launch_shape(problem, config, state.device.sm_count);
+  LaunchShape shape = rowwise_launch_shape(problem, config, state.device.sm_count);
   const int arch = state.device.arch;
   auto loaded = state.modules.get_or_make(kernel_key_text(spec, arch), [&] {
     return load_kernel(cubins_.get(spec, arch), shape);
   });
+  if (loaded->max_active_clusters > 0) shape.max_clusters = loaded->max_active_clusters;
   return std::make_shared<const Launchable>(Launchable{std::move(loaded), config, shape});
 }
 

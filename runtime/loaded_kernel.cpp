@@ -2,6 +2,40 @@
 #include "runtime/loaded_kernel.h"
 
 namespace kjit {
+namespace {
+
+CUlaunchConfig cluster_launch_config(const LaunchShape& shape, unsigned grid, CUstream stream,
+                                     CUlaunchAttribute* cluster) {
+  cluster->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster->value.clusterDim.x = static_cast<unsigned>(shape.cluster);
+  cluster->value.clusterDim.y = 1;
+  cluster->value.clusterDim.z = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = grid;
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = static_cast<unsigned>(shape.block);
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = static_cast<unsigned>(shape.dynamic_smem);
+  config.hStream = stream;
+  config.attrs = cluster;
+  config.numAttrs = 1;
+  return config;
+}
+
+/// How many clusters of this kernel the device holds at once: the grid of the resident,
+/// row-walking cluster kernels. Falls back to one per SM group when the driver cannot say.
+int active_clusters(CUfunction function, const LaunchShape& shape) {
+  CUlaunchAttribute attribute{};
+  const CUlaunchConfig config =
+      cluster_launch_config(shape, static_cast<unsigned>(shape.cluster), nullptr, &attribute);
+  int clusters = 0;
+  if (cuda().cuOccupancyMaxActiveClusters(&clusters, function, &config) != CUDA_SUCCESS ||
+      clusters < 1)
+    return 0;
+  return clusters;
+}
+
+}  // namespace
 
 std::shared_ptr<const LoadedKernel> load_kernel(std::shared_ptr<const CompiledKernel> compiled,
                                                 const LaunchShape& shape) {
@@ -17,6 +51,7 @@ std::shared_ptr<const LoadedKernel> load_kernel(std::shared_ptr<const CompiledKe
   if (shape.cluster > 8)
     KJIT_CU(cuFuncSetAttribute, loaded->function,
             CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+  if (shape.cluster > 1) loaded->max_active_clusters = active_clusters(loaded->function, shape);
   loaded->compiled = std::move(compiled);
   return loaded;
 }
@@ -30,19 +65,7 @@ void Launchable::launch(const RowParams& params, CUstream stream) const {
     return;
   }
   CUlaunchAttribute cluster{};
-  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  cluster.value.clusterDim.x = static_cast<unsigned>(shape.cluster);
-  cluster.value.clusterDim.y = 1;
-  cluster.value.clusterDim.z = 1;
-  CUlaunchConfig config{};
-  config.gridDimX = grid;
-  config.gridDimY = config.gridDimZ = 1;
-  config.blockDimX = static_cast<unsigned>(shape.block);
-  config.blockDimY = config.blockDimZ = 1;
-  config.sharedMemBytes = static_cast<unsigned>(shape.dynamic_smem);
-  config.hStream = stream;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
+  const CUlaunchConfig config = cluster_launch_config(shape, grid, stream, &cluster);
   KJIT_CU(cuLaunchKernelEx, &config, kernel->function, args, nullptr);
 }
 

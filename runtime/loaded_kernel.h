@@ -17,6 +17,7 @@ struct LoadedKernel {
   std::shared_ptr<const CompiledKernel> compiled;
   Module module;
   CUfunction function = nullptr;
+  int max_active_clusters = 0;  ///< co-resident clusters of this kernel (cluster kernels only)
 };
 
 /// Loads `compiled` into the current context and prepares `shape` (opt-in shared memory,

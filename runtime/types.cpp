@@ -58,17 +58,19 @@ const char* to_string(Algorithm algorithm) noexcept {
     case Algorithm::kBlockSmem: return "block_smem";
     case Algorithm::kBlockOnline: return "block_online";
     case Algorithm::kCluster: return "cluster";
+    case Algorithm::kClusterSmem: return "cluster_smem";
   }
   return "unknown";
 }
 
 Algorithm parse_algorithm(const std::string& text) {
   for (Algorithm algorithm : {Algorithm::kAuto, Algorithm::kWarp, Algorithm::kBlockRegs,
-                              Algorithm::kBlockSmem, Algorithm::kBlockOnline, Algorithm::kCluster})
+                              Algorithm::kBlockSmem, Algorithm::kBlockOnline, Algorithm::kCluster,
+                              Algorithm::kClusterSmem})
     if (text == to_string(algorithm)) return algorithm;
   throw Error(Status::kErrorInvalidArgument,
               "algorithm '" + text +
-                  "' is not one of auto, warp, block_regs, block_smem, block_online, cluster");
+                  "' is not one of auto, warp, block_regs, block_smem, block_online, cluster, cluster_smem");
 }
 
 }  // namespace kjit

@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/compiler/resource_usage.h"
 
-#include <regex>
+#include <cctype>
 #include <sstream>
 
 namespace kjit {
 namespace {
 
+/// The integer written just before `unit` in `line` ("... 40 registers" -> 40), else 0.
+/// Plain string scanning: std::regex is slow to build and has crashed when libkjit shares a
+/// process with other C++ runtimes' locale set-up.
 int number_before(const std::string& line, const std::string& unit) {
-  std::smatch match;
-  if (std::regex_search(line, match, std::regex("(\\d+) " + unit))) return std::stoi(match[1]);
-  return 0;
+  std::size_t at = line.find(unit);
+  if (at == std::string::npos) return 0;
+  while (at > 0 && line[at - 1] == ' ') --at;
+  std::size_t begin = at;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(line[begin - 1]))) --begin;
+  return begin == at ? 0 : std::stoi(line.substr(begin, at - begin));
 }
 
 }  // namespace

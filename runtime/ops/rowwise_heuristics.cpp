@@ -23,6 +23,9 @@ constexpr int kMaxClusterThreads = 512;
 // Below this many columns a cluster's cross-block exchange costs more than it brings.
 constexpr std::int64_t kClusterMinCols = 4096;
 constexpr int kSmemReserve = 2048;       // static shared memory of the block reductions
+// Shared-memory slices of at most this many bytes: three blocks fit an SM's 227 KB, so their
+// loads, barriers and stores overlap.
+constexpr std::int64_t kTargetSliceBytes = 64 * 1024;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -81,6 +84,16 @@ KernelConfig fit_cluster(const RowwiseProblem& p, const DeviceProps& device, int
   return {Algorithm::kCluster, pack, threads, threads, cluster};
 }
 
+/// A row slice per block in shared memory: one block per row when the row fits the target
+/// slice, else the smallest cluster whose slices do.
+KernelConfig fit_smem(const RowwiseProblem& p, int pack, bool allow_cluster) {
+  const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
+  int cluster = 1;
+  while (allow_cluster && cluster < 16 && ceil_div(row_bytes, cluster) > kTargetSliceBytes) cluster *= 2;
+  const Algorithm algorithm = cluster == 1 ? Algorithm::kBlockSmem : Algorithm::kClusterSmem;
+  return {algorithm, pack, 512, 512, cluster};
+}
+
 bool fits_registers(const KernelConfig& c, std::int64_t cols, int limit) {
   return values_per_thread(cols, c.pack, c.group) <= limit;
 }
@@ -90,7 +103,8 @@ std::string why_not_threads(const KernelConfig& c) {
     return "threads must be a multiple of 32 in [32, 1024]";
   if (c.algorithm != Algorithm::kWarp && c.group != c.threads)
     return "group must equal threads for block algorithms";
-  if (c.algorithm != Algorithm::kCluster && c.cluster != 1) return "cluster must be 1";
+  const bool clustered = c.algorithm == Algorithm::kCluster || c.algorithm == Algorithm::kClusterSmem;
+  if (!clustered && c.cluster != 1) return "cluster must be 1";
   return {};
 }
 
@@ -107,10 +121,16 @@ std::string why_not_algorithm(const RowwiseProblem& p, const DeviceProps& d,
       if (!fits_registers(c, p.cols, kHardMaxValuesPerThread))
         return "block_regs: more than 64 values per thread";
       return {};
-    case Algorithm::kBlockSmem: {
-      const auto bytes = ceil_div(p.cols, c.pack) * c.pack * size_of(p.in_dtype);
+    case Algorithm::kBlockSmem:
+    case Algorithm::kClusterSmem: {
+      if (c.algorithm == Algorithm::kClusterSmem) {
+        if (d.arch < 90) return "cluster_smem: needs sm_90 or newer";
+        if (c.cluster < 2 || c.cluster > 16) return "cluster_smem: 2..16 blocks per row";
+        if (p.rows * c.cluster > 0x7fffffff) return "cluster_smem: too many rows for one grid";
+      }
+      const auto bytes = smem_slice_cols(p.cols, c.pack, c.cluster) * size_of(p.in_dtype);
       if (bytes + kSmemReserve > d.max_smem_per_block)
-        return "block_smem: the row needs " + std::to_string(bytes) +
+        return std::string(to_string(c.algorithm)) + ": a slice needs " + std::to_string(bytes) +
                " bytes of shared memory; the device has " + std::to_string(d.max_smem_per_block);
       return {};
     }
@@ -148,6 +168,11 @@ KernelConfig complete_rowwise_config(const RowwiseProblem& p, const DeviceProps&
   switch (partial.algorithm) {
     case Algorithm::kWarp: fitted = fit_warp(p, pack); break;
     case Algorithm::kCluster: fitted = fit_cluster(p, d, pack); break;
+    case Algorithm::kClusterSmem:
+      fitted = fit_smem(p, pack, true);
+      fitted.algorithm = Algorithm::kClusterSmem;
+      fitted.cluster = std::max(fitted.cluster, 2);
+      break;
     default: fitted = fit_block(partial.algorithm, p, pack); break;
   }
   if (partial.threads > 0) fitted.threads = partial.threads;
@@ -161,8 +186,10 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
   const int pack = p.max_pack;
   if (KernelConfig warp = fit_warp(p, pack); fits_registers(warp, p.cols, kMaxValuesPerThread))
     return warp;
-  const bool few_rows = p.rows * 2 <= d.sm_count;
-  if (d.arch >= 90 && (p.cols > 1024 * target_values(p, pack) || (few_rows && p.cols >= kClusterMinCols))) {
+  const bool few_rows = p.rows * 4 <= d.sm_count;
+  const bool clusters = d.arch >= 90;
+  // Few wide rows: spread each row over a cluster's SMs, slices in registers (latency first).
+  if (clusters && few_rows && p.cols >= kClusterMinCols) {
     KernelConfig cluster = fit_cluster(p, d, pack);
     if (why_not_rowwise(p, d, cluster).empty() &&
         values_per_thread(cluster_slice(p.cols, pack, cluster.cluster), pack, cluster.threads) <=
@@ -170,10 +197,10 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
       return cluster;
   }
   if (KernelConfig regs = fit_block(Algorithm::kBlockRegs, p, pack);
-      fits_registers(regs, p.cols, kMaxValuesPerThread))
+      p.cols <= 1024 * target_values(p, pack) && fits_registers(regs, p.cols, kMaxValuesPerThread))
     return regs;
-  if (KernelConfig smem = fit_block(Algorithm::kBlockSmem, p, pack);
-      why_not_rowwise(p, d, smem).empty())
+  // Many wide rows: slices in shared memory, several blocks per SM (throughput first).
+  if (KernelConfig smem = fit_smem(p, pack, clusters); why_not_rowwise(p, d, smem).empty())
     return smem;
   return fit_block(Algorithm::kBlockOnline, p, pack);
 }
@@ -196,9 +223,11 @@ std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const Devi
         consider({Algorithm::kBlockRegs, pack, threads, threads, 1});
       consider({Algorithm::kBlockSmem, pack, threads, threads, 1});
       consider({Algorithm::kBlockOnline, pack, threads, threads, 1});
-      for (int cluster : {2, 4, 8, 16})
+      for (int cluster : {2, 4, 8, 16}) {
         if (values_per_thread(cluster_slice(p.cols, pack, cluster), pack, threads) <= kMaxValuesPerThread)
           consider({Algorithm::kCluster, pack, threads, threads, cluster});
+        consider({Algorithm::kClusterSmem, pack, threads, threads, cluster});
+      }
     }
   }
   return candidates;

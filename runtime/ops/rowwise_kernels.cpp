@@ -33,8 +33,10 @@ KernelSpec rowwise_kernel_spec(const RowwiseProblem& p, const KernelConfig& c) {
       return {"row_regs.cuh",
               "kjit::row_regs<" + join_arguments(p, {p.cols, c.pack, c.group, c.threads}) + ">"};
     case Algorithm::kBlockSmem:
-      return {"block_smem.cuh",
-              "kjit::block_smem<" + join_arguments(p, {p.cols, c.pack, c.threads}) + ">"};
+    case Algorithm::kClusterSmem:
+      return {"block_smem.cuh", "kjit::block_smem<" +
+                                    join_arguments(p, {p.cols, c.pack, c.threads, c.cluster}) +
+                                    ">"};
     case Algorithm::kBlockOnline:
       return {"block_online.cuh",
               "kjit::block_online<" + join_arguments(p, {p.cols, c.pack, c.threads}) + ">"};
@@ -52,14 +54,20 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
   LaunchShape shape;
   shape.block = config.threads;
   shape.rows_per_block = config.algorithm == Algorithm::kWarp ? config.threads / config.group : 1;
-  shape.cluster = config.algorithm == Algorithm::kCluster ? config.cluster : 1;
+  const bool clustered =
+      config.algorithm == Algorithm::kCluster || config.algorithm == Algorithm::kClusterSmem;
+  shape.cluster = clustered ? config.cluster : 1;
   // About two resident blocks per SM: enough to overlap one block's barriers with another's loads.
   shape.max_clusters = std::max(1, 2 * sm_count / shape.cluster);
-  if (config.algorithm == Algorithm::kBlockSmem) {
-    const std::int64_t rounded = (problem.cols + config.pack - 1) / config.pack * config.pack;
-    shape.dynamic_smem = static_cast<int>(rounded * size_of(problem.in_dtype));
-  }
+  if (config.algorithm == Algorithm::kBlockSmem || config.algorithm == Algorithm::kClusterSmem)
+    shape.dynamic_smem = static_cast<int>(smem_slice_cols(problem.cols, config.pack, shape.cluster) *
+                                          size_of(problem.in_dtype));
   return shape;
+}
+
+std::int64_t smem_slice_cols(std::int64_t cols, int pack, int cluster) noexcept {
+  // As in block_smem.cuh: slices of the row rounded up to whole packs.
+  return ((cols + cluster - 1) / cluster + pack - 1) / pack * pack;
 }
 
 std::int64_t rowwise_grid(const LaunchShape& shape, std::int64_t rows) noexcept {

@@ -30,6 +30,9 @@ KernelSpec rowwise_kernel_spec(const RowwiseProblem& problem, const KernelConfig
 LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConfig& config,
                                  int sm_count);
 
+/// Columns of the row slice one block of a shared-memory kernel holds.
+std::int64_t smem_slice_cols(std::int64_t cols, int pack, int cluster) noexcept;
+
 /// Blocks to launch for `rows` rows: one per row (or per cluster slice), or per group of rows,
 /// capped at the grid limit (the kernels loop over the rest).
 std::int64_t rowwise_grid(const LaunchShape& shape, std::int64_t rows) noexcept;

@@ -27,6 +27,7 @@ constexpr std::int64_t kRows = 256;
 const std::int64_t kWidths[] = {1, 3, 32, 1000, 1024, 4097, 50257, 262144};
 // 16-bit types share the kernels' code paths with f32; a few widths cover their packing.
 const std::int64_t kHalfWidths[] = {3, 4097, 50257};
+const std::int64_t kMixedWidths[] = {1000, 4097};
 const RowOp kOps[] = {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale};
 
 struct Variant {
@@ -40,7 +41,10 @@ struct Variant {
 std::vector<Algorithm> algorithms_for(int arch) {
   std::vector<Algorithm> algorithms = {Algorithm::kWarp, Algorithm::kBlockRegs,
                                        Algorithm::kBlockSmem, Algorithm::kBlockOnline};
-  if (arch >= 90) algorithms.push_back(Algorithm::kCluster);
+  if (arch >= 90) {
+    algorithms.push_back(Algorithm::kCluster);
+    algorithms.push_back(Algorithm::kClusterSmem);
+  }
   return algorithms;
 }
 
@@ -64,15 +68,21 @@ bool add_variant(std::vector<Variant>& variants, int arch, Algorithm algorithm, 
 
 std::vector<Variant> all_variants() {
   std::vector<Variant> variants;
-  for (int arch : {80, 90}) {
-    const DType half = arch == 80 ? DType::kF16 : DType::kBF16;
+  for (int arch : {80, 90})
     for (Algorithm algorithm : algorithms_for(arch))
       for (RowOp op : kOps) {
         for (std::int64_t cols : kWidths)
           add_variant(variants, arch, algorithm, op, DType::kF32, DType::kF32, cols);
-        for (std::int64_t cols : kHalfWidths) add_variant(variants, arch, algorithm, op, half, half, cols);
+        for (DType half : {DType::kF16, DType::kBF16})
+          for (std::int64_t cols : kHalfWidths) add_variant(variants, arch, algorithm, op, half, half, cols);
+        // Mixed input and output types convert on load and on store separately.
+        if (arch == 90)
+          for (std::int64_t cols : kMixedWidths) {
+            add_variant(variants, arch, algorithm, op, DType::kF32, DType::kBF16, cols);
+            add_variant(variants, arch, algorithm, op, DType::kBF16, DType::kF32, cols);
+            add_variant(variants, arch, algorithm, op, DType::kF16, DType::kF32, cols);
+          }
       }
-  }
   return variants;
 }
 

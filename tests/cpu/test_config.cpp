@@ -23,6 +23,7 @@ std::vector<KernelConfig> sample_configs() {
       {Algorithm::kBlockOnline, 1, 256, 256, 1},
       {Algorithm::kCluster, 4, 1024, 1024, 8},
       {Algorithm::kCluster, 4, 1024, 1024, 16},
+      {Algorithm::kClusterSmem, 8, 512, 512, 4},
   };
 }
 

@@ -58,7 +58,8 @@ std::string check_problem(const RowwiseProblem& p, const DeviceProps& device) {
   if (chosen.algorithm == Algorithm::kAuto) return where + "algorithm left at auto";
   if (std::string why = why_not_rowwise(p, device, chosen); !why.empty()) return where + why;
   if (chosen.pack > p.max_pack) return where + "pack above max_pack";
-  if (chosen.algorithm == Algorithm::kCluster && device.arch < 90) return where + "cluster below sm_90";
+  const bool clustered = chosen.algorithm == Algorithm::kCluster || chosen.algorithm == Algorithm::kClusterSmem;
+  if (clustered && device.arch < 90) return where + "cluster below sm_90";
   if (complete_rowwise_config(p, device, KernelConfig{}) != chosen)
     return where + "complete_rowwise_config(auto) differs from choose_rowwise_config";
 
@@ -143,6 +144,9 @@ TEST_CASE("why_not_rowwise explains invalid configs") {
   CHECK(why(h100, {Algorithm::kBlockRegs, 4, 256, 128, 1}).find("group") != std::string::npos);
   CHECK(why(h100, {Algorithm::kBlockOnline, 4, 256, 256, 2}).find("cluster") != std::string::npos);
   CHECK(why(a100, {Algorithm::kCluster, 4, 256, 256, 2}).find("sm_90") != std::string::npos);
+  CHECK(why(a100, {Algorithm::kClusterSmem, 4, 256, 256, 2}).find("sm_90") != std::string::npos);
+  CHECK(why(h100, {Algorithm::kClusterSmem, 4, 256, 256, 2}) == "");
+  CHECK(why(h100, {Algorithm::kClusterSmem, 4, 256, 256, 1}).find("cluster") != std::string::npos);
   CHECK(why(h100, {Algorithm::kCluster, 4, 256, 256, 2}) == "");
   CHECK(why(h100, {Algorithm::kCluster, 4, 256, 256, 32}).find("cluster") != std::string::npos);
   CHECK(why(h100, KernelConfig{Algorithm::kAuto, 4, 256, 256, 1}) != "");

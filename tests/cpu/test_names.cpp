@@ -12,8 +12,9 @@
 using namespace kjit;
 
 TEST_CASE("algorithm names round trip") {
-  const Algorithm all[] = {Algorithm::kAuto,      Algorithm::kWarp,        Algorithm::kBlockRegs,
-                           Algorithm::kBlockSmem, Algorithm::kBlockOnline, Algorithm::kCluster};
+  const Algorithm all[] = {Algorithm::kAuto,        Algorithm::kWarp,    Algorithm::kBlockRegs,
+                           Algorithm::kBlockSmem,   Algorithm::kBlockOnline,
+                           Algorithm::kCluster,     Algorithm::kClusterSmem};
   std::set<std::string> seen;
   for (Algorithm algorithm : all) {
     const std::string name = to_string(algorithm);

@@ -31,8 +31,9 @@ const std::int64_t kF32Cols[] = {1,     2,     3,     31,    32,     33,     127
 const std::int64_t kHalfCols[] = {1, 3, 32, 33, 1025, 4097, 24576, 50257, 151936};
 const std::int64_t kMixedCols[] = {31, 1000, 4096, 32000, 262144};
 const RowOp kOps[] = {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale};
-const Algorithm kAlgorithms[] = {Algorithm::kAuto,      Algorithm::kWarp,        Algorithm::kBlockRegs,
-                                 Algorithm::kBlockSmem, Algorithm::kBlockOnline, Algorithm::kCluster};
+const Algorithm kAlgorithms[] = {Algorithm::kAuto,        Algorithm::kWarp,    Algorithm::kBlockRegs,
+                                 Algorithm::kBlockSmem,   Algorithm::kBlockOnline,
+                                 Algorithm::kCluster,     Algorithm::kClusterSmem};
 
 struct Unit {
   DType in, out;
@@ -164,7 +165,8 @@ TEST_CASE("row-wise ops match the reference for every algorithm, dtype and width
   for (std::size_t i = 0; i < tally.failures.size() && i < 25; ++i) FAIL_CHECK(tally.failures[i]);
   CHECK_MESSAGE(tally.failures.empty(), tally.failures.size() << " calls failed (seed " << seed << ")");
   for (Algorithm algorithm : kAlgorithms) {
-    if (algorithm == Algorithm::kCluster && device.arch < 90) continue;
+    const bool clustered = algorithm == Algorithm::kCluster || algorithm == Algorithm::kClusterSmem;
+    if (clustered && device.arch < 90) continue;
     CHECK_MESSAGE(tally.runs[to_string(algorithm)] > 0, to_string(algorithm) << " never ran");
   }
 }
@@ -197,6 +199,8 @@ TEST_CASE("explain reports the kernel the automatic path uses") {
   RowBatch batch(BatchLayout{DType::kBF16, DType::kBF16, 64, 4097}, test_seed());
   const RowwiseArgs args = batch.args();
   const KernelReport report = rt.explain(RowOp::kLogSoftmax, args);
+  CAPTURE(report.name_expression);
+  CAPTURE(report.config.to_string());
   const RowwiseProblem problem{RowOp::kLogSoftmax, args.in_dtype, args.out_dtype,
                                bucket_rows(rows_bucket(args.rows)), args.cols, max_pack_for(args)};
   CHECK(report.config == choose_rowwise_config(problem, device));

@@ -14,9 +14,10 @@ enum class Algorithm : int {
   kBlockSmem = 3,   ///< a block per row, the row in shared memory
   kBlockOnline = 4, ///< a block per row, online (max, sum), the row read twice
   kCluster = 5,     ///< a thread-block cluster per row (sm_90+), slices in registers
+  kClusterSmem = 6, ///< a thread-block cluster per row (sm_90+), slices in shared memory
 };
 
-/// "auto", "warp", "block_regs", "block_smem", "block_online", "cluster".
+/// "auto", "warp", "block_regs", "block_smem", "block_online", "cluster", "cluster_smem".
 const char* to_string(Algorithm algorithm) noexcept;
 /// Parses the names above; throws Error(kErrorInvalidArgument) otherwise.
 Algorithm parse_algorithm(const std::string& text);
@@ -28,7 +29,7 @@ struct KernelConfig {
   int pack = 0;     ///< elements per vector access (up to 16 bytes)
   int threads = 0;  ///< threads per block
   int group = 0;    ///< threads per row (kWarp: 1..32; block kinds: == threads)
-  int cluster = 0;  ///< blocks per row (kCluster: 2..16; else 1)
+  int cluster = 0;  ///< blocks per row (kCluster, kClusterSmem: 2..16; else 1)
 
   bool operator==(const KernelConfig& other) const noexcept;
   bool operator!=(const KernelConfig& other) const noexcept { return !(*this == other); }
