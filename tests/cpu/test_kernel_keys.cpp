@@ -44,7 +44,7 @@ TEST_CASE("a spec is a mechanical join of the config") {
   const RowwiseProblem half{RowOp::kLogSoftmax, DType::kF16, DType::kBF16, 8, 4097, 8};
   const KernelSpec smem = rowwise_kernel_spec(half, {Algorithm::kBlockSmem, 8, 512, 512, 1});
   CHECK(smem.header == "block_smem.cuh");
-  CHECK(smem.name_expression == "kjit::block_smem<1, kjit::Io<kjit::f16, kjit::bf16>, 4097, 8, 512>");
+  CHECK(smem.name_expression == "kjit::block_smem<1, kjit::Io<kjit::f16, kjit::bf16>, 4097, 8, 512, 1>");
 
   const KernelSpec cluster =
       rowwise_kernel_spec(f32_problem(50257, RowOp::kReduceScale), {Algorithm::kCluster, 4, 512, 512, 4});
