@@ -38,7 +38,11 @@ KernelReport Dispatcher::explain(RowOp op, const RowwiseArgs& args) {
   report.kernel_key = compiled.key_digest;
   report.name_expression = compiled.spec.name_expression;
   report.arch = arch_name(compiled.arch);
-  report.registers = compiled.usage.registers;
+  // The loaded function's own attributes are authoritative on a GPU; ptxas's report is the
+  // fallback (and what a compile without a GPU has).
+  int registers = 0;
+  KJIT_CU(cuFuncGetAttribute, &registers, CU_FUNC_ATTRIBUTE_NUM_REGS, launchable->kernel->function);
+  report.registers = registers > 0 ? registers : compiled.usage.registers;
   report.spill_bytes = compiled.usage.spill_stores + compiled.usage.spill_loads;
   report.static_smem = compiled.usage.static_smem;
   report.dynamic_smem = launchable->shape.dynamic_smem;

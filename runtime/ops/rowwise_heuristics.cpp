@@ -188,8 +188,11 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
     return warp;
   const bool few_rows = p.rows * 4 <= d.sm_count;
   const bool clusters = d.arch >= 90;
-  // Few wide rows: spread each row over a cluster's SMs, slices in registers (latency first).
-  if (clusters && few_rows && p.cols >= kClusterMinCols) {
+  const bool wide = p.cols > 1024 * target_values(p, pack);
+  // Few wide rows: spread each row over a cluster's SMs, or most SMs sit idle. Many rows too
+  // wide for one block's registers: the same, with clusters walking the rows. Measured on
+  // H100/H200, slices in registers beat slices in shared memory for both.
+  if (clusters && ((few_rows && p.cols >= kClusterMinCols) || wide)) {
     KernelConfig cluster = fit_cluster(p, d, pack);
     if (why_not_rowwise(p, d, cluster).empty() &&
         values_per_thread(cluster_slice(p.cols, pack, cluster.cluster), pack, cluster.threads) <=
@@ -197,9 +200,9 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
       return cluster;
   }
   if (KernelConfig regs = fit_block(Algorithm::kBlockRegs, p, pack);
-      p.cols <= 1024 * target_values(p, pack) && fits_registers(regs, p.cols, kMaxValuesPerThread))
+      fits_registers(regs, p.cols, kMaxValuesPerThread))
     return regs;
-  // Many wide rows: slices in shared memory, several blocks per SM (throughput first).
+  // Rows too wide for registers: slices in shared memory, over a cluster where there is one.
   if (KernelConfig smem = fit_smem(p, pack, clusters); why_not_rowwise(p, d, smem).empty())
     return smem;
   return fit_block(Algorithm::kBlockOnline, p, pack);
