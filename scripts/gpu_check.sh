@@ -27,6 +27,10 @@ step "demo"
 "$BUILD/cli/kjit" demo >"$OUT/demo.log" 2>&1 || status=1
 cat "$OUT/demo.log"
 
+step "benchmark (C++)"
+"$BUILD/bench/kjit_bench_rowwise" --json "$OUT/bench_rowwise.json" >"$OUT/bench_rowwise.md" 2>&1 || status=1
+cat "$OUT/bench_rowwise.md"
+
 step "compare with torch"
 PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_torch.py "$BUILD/runtime/libkjit.so" \
   --out "$OUT/compare_torch.md" "$@" 2>&1 | tee "$OUT/compare_torch.log" || status=1
