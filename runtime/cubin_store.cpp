@@ -14,16 +14,20 @@ namespace {
 constexpr const char* kCubinKind = "cubin";
 
 nlohmann::json metadata_of(const CompiledKernel& kernel) {
-  return {{"header", kernel.spec.header},
-          {"kernel", kernel.spec.name_expression},
-          {"arch", kernel.arch},
-          {"lowered_name", kernel.lowered_name},
-          {"registers", kernel.usage.registers},
-          {"spill_stores", kernel.usage.spill_stores},
-          {"spill_loads", kernel.usage.spill_loads},
-          {"stack_frame", kernel.usage.stack_frame},
-          {"static_smem", kernel.usage.static_smem},
-          {"compile_ms", kernel.compile_ms}};
+  nlohmann::json meta = {{"header", kernel.spec.header},
+                         {"kernel", kernel.spec.name_expression},
+                         {"arch", kernel.arch},
+                         {"lowered_name", kernel.lowered_name},
+                         {"compile_ms", kernel.compile_ms}};
+  // Only a real ptxas report is kept: NVRTC answers from the CUDA compute cache without one.
+  if (kernel.usage.found) {
+    meta["registers"] = kernel.usage.registers;
+    meta["spill_stores"] = kernel.usage.spill_stores;
+    meta["spill_loads"] = kernel.usage.spill_loads;
+    meta["stack_frame"] = kernel.usage.stack_frame;
+    meta["static_smem"] = kernel.usage.static_smem;
+  }
+  return meta;
 }
 
 /// Rebuilds a CompiledKernel from a cache entry; nullptr when its metadata is incomplete.

@@ -38,13 +38,10 @@ KernelReport Dispatcher::explain(RowOp op, const RowwiseArgs& args) {
   report.kernel_key = compiled.key_digest;
   report.name_expression = compiled.spec.name_expression;
   report.arch = arch_name(compiled.arch);
-  // The loaded function's own attributes are authoritative on a GPU; ptxas's report is the
-  // fallback (and what a compile without a GPU has).
-  int registers = 0;
-  KJIT_CU(cuFuncGetAttribute, &registers, CU_FUNC_ATTRIBUTE_NUM_REGS, launchable->kernel->function);
-  report.registers = registers > 0 ? registers : compiled.usage.registers;
-  report.spill_bytes = compiled.usage.spill_stores + compiled.usage.spill_loads;
-  report.static_smem = compiled.usage.static_smem;
+  const ResourceUsage& usage = launchable->kernel->usage;
+  report.registers = usage.registers;
+  report.spill_bytes = usage.spill_stores + usage.spill_loads;
+  report.static_smem = usage.static_smem;
   report.dynamic_smem = launchable->shape.dynamic_smem;
   report.cubin_bytes = compiled.cubin.size();
   report.compile_ms = compiled.compile_ms;

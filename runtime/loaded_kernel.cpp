@@ -35,6 +35,21 @@ int active_clusters(CUfunction function, const LaunchShape& shape) {
   return clusters;
 }
 
+/// Resource usage as the driver sees the loaded function.
+ResourceUsage usage_of(CUfunction function) {
+  auto attribute = [function](CUfunction_attribute which) {
+    int value = 0;
+    KJIT_CU(cuFuncGetAttribute, &value, which, function);
+    return value;
+  };
+  ResourceUsage usage;
+  usage.registers = attribute(CU_FUNC_ATTRIBUTE_NUM_REGS);
+  usage.stack_frame = attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);  // spills live here too
+  usage.static_smem = attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+  usage.found = true;
+  return usage;
+}
+
 }  // namespace
 
 std::shared_ptr<const LoadedKernel> load_kernel(std::shared_ptr<const CompiledKernel> compiled,
@@ -52,6 +67,7 @@ std::shared_ptr<const LoadedKernel> load_kernel(std::shared_ptr<const CompiledKe
     KJIT_CU(cuFuncSetAttribute, loaded->function,
             CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
   if (shape.cluster > 1) loaded->max_active_clusters = active_clusters(loaded->function, shape);
+  loaded->usage = compiled->usage.found ? compiled->usage : usage_of(loaded->function);
   loaded->compiled = std::move(compiled);
   return loaded;
 }

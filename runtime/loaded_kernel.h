@@ -18,6 +18,9 @@ struct LoadedKernel {
   Module module;
   CUfunction function = nullptr;
   int max_active_clusters = 0;  ///< co-resident clusters of this kernel (cluster kernels only)
+  /// What the kernel uses: ptxas's report, or the loaded function's attributes when NVRTC served
+  /// the compile from the CUDA compute cache, which returns no report.
+  ResourceUsage usage;
 };
 
 /// Loads `compiled` into the current context and prepares `shape` (opt-in shared memory,

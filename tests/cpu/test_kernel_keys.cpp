@@ -45,6 +45,10 @@ TEST_CASE("a spec is a mechanical join of the config") {
   const KernelSpec smem = rowwise_kernel_spec(half, {Algorithm::kBlockSmem, 8, 512, 512, 1});
   CHECK(smem.header == "block_smem.cuh");
   CHECK(smem.name_expression == "kjit::block_smem<1, kjit::Io<kjit::f16, kjit::bf16>, 4097, 8, 512, 1>");
+  const KernelSpec cluster_smem = rowwise_kernel_spec(half, {Algorithm::kClusterSmem, 8, 512, 512, 4});
+  CHECK(cluster_smem.header == "block_smem.cuh");
+  CHECK(cluster_smem.name_expression ==
+        "kjit::block_smem<1, kjit::Io<kjit::f16, kjit::bf16>, 4097, 8, 512, 4>");
 
   const KernelSpec cluster =
       rowwise_kernel_spec(f32_problem(50257, RowOp::kReduceScale), {Algorithm::kCluster, 4, 512, 512, 4});
@@ -55,7 +59,7 @@ TEST_CASE("a spec is a mechanical join of the config") {
   std::set<std::string> embedded;
   for (auto it = embedded_sources_begin(); it != embedded_sources_end(); ++it)
     embedded.insert(std::string(it->name));
-  for (const auto& s : {spec, smem, cluster}) CHECK(embedded.count(s.header) == 1);
+  for (const auto& s : {spec, smem, cluster_smem, cluster}) CHECK(embedded.count(s.header) == 1);
 }
 
 TEST_CASE("a spec needs a concrete algorithm") {
@@ -121,7 +125,8 @@ TEST_CASE("digests are file-name safe and distinct") {
       for (const KernelConfig& config :
            {KernelConfig{Algorithm::kWarp, 4, 128, 32, 1}, KernelConfig{Algorithm::kBlockSmem, 4, 256, 256, 1},
             KernelConfig{Algorithm::kBlockOnline, 4, 1024, 1024, 1},
-            KernelConfig{Algorithm::kCluster, 4, 256, 256, 2}}) {
+            KernelConfig{Algorithm::kCluster, 4, 256, 256, 2},
+            KernelConfig{Algorithm::kClusterSmem, 4, 256, 256, 2}}) {
         for (int arch : {80, 90}) {
           const std::string digest =
               kernel_key_digest(kernel_key_text(rowwise_kernel_spec(problem, config), arch));
