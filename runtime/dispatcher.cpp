@@ -27,11 +27,11 @@ void Dispatcher::run(RowOp op, const RowwiseArgs& args, float* scale_out, CUstre
   resolve(state, problem, forced)->launch(params_of(args, scale_out), stream);
 }
 
-KernelReport Dispatcher::explain(RowOp op, const RowwiseArgs& args) {
+KernelReport Dispatcher::explain(RowOp op, const RowwiseArgs& args, const KernelConfig* forced) {
   RowwiseProblem problem = validate_rowwise(op, args, nullptr);
   if (problem.rows == 0) problem.rows = 1;
   ContextState& state = state_for(current_or_primary_context());
-  auto launchable = resolve(state, problem, nullptr);
+  auto launchable = resolve(state, problem, forced);
   const CompiledKernel& compiled = *launchable->kernel->compiled;
   KernelReport report;
   report.config = launchable->config;

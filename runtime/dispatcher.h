@@ -32,8 +32,8 @@ class Dispatcher {
   /// Validates, resolves and launches. `forced` (may be null) overrides the dispatcher's choice.
   void run(RowOp op, const RowwiseArgs& args, float* scale_out, CUstream stream,
            const KernelConfig* forced);
-  /// Resolves (compiling if needed) without launching.
-  KernelReport explain(RowOp op, const RowwiseArgs& args);
+  /// Resolves (compiling and loading if needed) without launching; `forced` as in run().
+  KernelReport explain(RowOp op, const RowwiseArgs& args, const KernelConfig* forced);
 
   const EnvSettings& settings() const { return settings_; }
   CubinStore& cubins() { return cubins_; }

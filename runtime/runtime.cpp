@@ -26,7 +26,11 @@ void Runtime::run_with_config(RowOp op, const RowwiseArgs& args, float* scale_ou
 }
 
 KernelReport Runtime::explain(RowOp op, const RowwiseArgs& args) {
-  return dispatcher_->explain(op, args);
+  return dispatcher_->explain(op, args, nullptr);
+}
+
+KernelReport Runtime::prepare(RowOp op, const RowwiseArgs& args, const KernelConfig& config) {
+  return dispatcher_->explain(op, args, &config);
 }
 
 }  // namespace kjit

@@ -54,6 +54,10 @@ class Runtime {
   /// needed), without launching anything.
   KernelReport explain(RowOp op, const RowwiseArgs& args);
 
+  /// Compiles and loads the kernel of `config` for this call's shape without launching it, so
+  /// that a later run_with_config launches at once. Safe to call from many threads.
+  KernelReport prepare(RowOp op, const RowwiseArgs& args, const KernelConfig& config);
+
  private:
   std::unique_ptr<Dispatcher> dispatcher_;
 };

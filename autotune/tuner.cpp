@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "autotune/tuner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "autotune/scratch_rows.h"
+#include "kjit/error.hpp"
+#include "runtime/ops/rowwise_heuristics.h"
+
+namespace kjit {
+namespace {
+
+/// Both outputs come from fp32 math rounded to the output type: they may differ by rounding,
+/// never by more. Empty when they agree.
+std::string compare_outputs(const std::vector<float>& got, const std::vector<float>& ref, DType out) {
+  const double relative = out == DType::kF32 ? 2e-5 : (out == DType::kBF16 ? 1.0 / 64 : 1.0 / 512);
+  const double absolute = out == DType::kF32 ? 2e-6 : 1e-6;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const bool both_nan = std::isnan(got[i]) && std::isnan(ref[i]);
+    const double error = std::fabs(static_cast<double>(got[i]) - ref[i]);
+    if (both_nan || (!std::isnan(got[i]) && error <= absolute + relative * std::fabs(ref[i])))
+      continue;
+    return "wrong: element " + std::to_string(i) + " is " + std::to_string(got[i]) +
+           ", the reference kernel gives " + std::to_string(ref[i]);
+  }
+  return {};
+}
+
+/// Compiles and loads every candidate on a pool of threads; failures are recorded, not thrown.
+void prepare_all(Runtime& runtime, RowOp op, const RowwiseArgs& args,
+                 std::vector<CandidateResult>& results, int threads) {
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < results.size(); i = next++) {
+      try {
+        runtime.prepare(op, args, results[i].config);
+      } catch (const Error& e) {
+        results[i].status = std::string("failed: ") + e.what();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (auto& thread : pool) thread.join();
+}
+
+std::size_t pick_winner(const std::vector<CandidateResult>& results, double tie_fraction) {
+  std::size_t best = results.size();
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (results[i].status != "ok") continue;
+    if (best == results.size() || results[i].timing.median_us < results[best].timing.median_us)
+      best = i;
+  }
+  if (best == results.size()) throw Error(Status::kErrorInternal, "no candidate ran correctly");
+  // The earliest candidate within the noise of the best wins, so reruns pick the same config.
+  for (std::size_t i = 0; i < best; ++i)
+    if (results[i].status == "ok" &&
+        results[i].timing.median_us <= results[best].timing.median_us * (1.0 + tie_fraction))
+      return i;
+  return best;
+}
+
+}  // namespace
+
+const CandidateResult* TuneReport::find(const KernelConfig& config) const {
+  for (const auto& candidate : candidates)
+    if (candidate.config == config) return &candidate;
+  return nullptr;
+}
+
+std::string TuneReport::to_json() const {
+  nlohmann::ordered_json log = {
+      {"op", to_string(op)},        {"in", to_string(in_dtype)}, {"out", to_string(out_dtype)},
+      {"rows", rows},               {"cols", cols},              {"device", device},
+      {"heuristic", nlohmann::json::parse(heuristic.to_json())},
+      {"winner", nlohmann::json::parse(winner.to_json())},       {"seconds", seconds},
+      {"candidates", nlohmann::json::array()}};
+  for (const auto& c : candidates)
+    log["candidates"].push_back({{"config", nlohmann::json::parse(c.config.to_json())},
+                                 {"status", c.status},
+                                 {"median_us", c.timing.median_us},
+                                 {"p20_us", c.timing.p20_us},
+                                 {"p80_us", c.timing.p80_us}});
+  return log.dump(2);
+}
+
+TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dtype,
+                        std::int64_t rows, std::int64_t cols, CUstream stream,
+                        const TuneOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  current_or_primary_context();
+  CUdevice device_id = 0;
+  KJIT_CU(cuCtxGetDevice, &device_id);
+  const DeviceProps device = query_device(device_id);
+  const std::size_t set_bytes = static_cast<std::size_t>(rows * cols) * (size_of(in_dtype) + size_of(out_dtype));
+  ScratchRows scratch(in_dtype, out_dtype, rows, cols, rotating_sets(set_bytes, device.l2_bytes), stream);
+
+  TuneReport report{op, in_dtype, out_dtype, rows, cols, device.name};
+  RowwiseProblem planned = validate_rowwise(op, scratch.args(0), scratch.scale(0));
+  planned.rows = bucket_rows(rows_bucket(rows));  // what the dispatcher plans for
+  report.heuristic = choose_rowwise_config(planned, device);
+  for (const auto& config : rowwise_candidates(planned, device)) report.candidates.push_back({config});
+
+  const int threads = options.compile_threads > 0
+                          ? options.compile_threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  prepare_all(runtime, op, scratch.args(0), report.candidates, threads);
+
+  runtime.run_with_config(op, scratch.args(0), scratch.scale(0), {Algorithm::kBlockOnline}, stream);
+  KJIT_CU(cuStreamSynchronize, stream);
+  const std::vector<float> reference = scratch.output_as_floats(0);
+
+  for (auto& candidate : report.candidates) {
+    if (candidate.status != "ok") continue;
+    scratch.poison_output(0, stream);
+    runtime.run_with_config(op, scratch.args(0), scratch.scale(0), candidate.config, stream);
+    if (options.sabotage && *options.sabotage == candidate.config)
+      KJIT_CU(cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(scratch.args(0).out), 0x42, 4, stream);
+    KJIT_CU(cuStreamSynchronize, stream);
+    candidate.status = compare_outputs(scratch.output_as_floats(0), reference, out_dtype);
+    if (!candidate.status.empty()) continue;
+    candidate.status = "ok";
+    auto enqueue = [&](CUstream s, int i) {
+      const int set = i % scratch.sets();
+      runtime.run_with_config(op, scratch.args(set), scratch.scale(set), candidate.config, s);
+    };
+    TimingOptions timing = options.timing;
+    timing.launches_per_sample = std::max(timing.launches_per_sample, scratch.sets());
+    candidate.timing = time_launches(enqueue, stream, timing);
+  }
+  report.winner = report.candidates[pick_winner(report.candidates, options.tie_fraction)].config;
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace kjit

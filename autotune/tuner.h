@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tuning one row-wise problem on the current GPU: every valid config is compiled (in parallel),
+// run on scratch buffers, checked against the reference kernel, and timed; the fastest correct
+// one wins, ties within noise going to the earlier config of a fixed order.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "autotune/measure.h"
+#include "kjit/runtime.hpp"
+#include "runtime/driver/context.h"
+#include "runtime/ops/rowwise_problem.h"
+
+namespace kjit {
+
+struct TuneOptions {
+  int compile_threads = 0;       ///< 0: one per hardware thread
+  TimingOptions timing;          ///< per candidate
+  double tie_fraction = 0.02;    ///< within this of the best counts as a tie
+  /// Test hook: this candidate's output is corrupted after it runs, so it must lose.
+  std::optional<KernelConfig> sabotage;
+};
+
+/// One candidate's outcome.
+struct CandidateResult {
+  KernelConfig config;
+  std::string status = "ok";  ///< "ok", or why it was rejected ("wrong: ...", "failed: ...")
+  Timing timing;              ///< zero unless status is ok
+};
+
+struct TuneReport {
+  RowOp op = RowOp::kSoftmax;
+  DType in_dtype = DType::kF32;
+  DType out_dtype = DType::kF32;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::string device;
+  KernelConfig heuristic;        ///< what the heuristics pick (always a candidate, first)
+  KernelConfig winner;
+  double seconds = 0.0;          ///< wall time of the whole tuning
+  std::vector<CandidateResult> candidates;  ///< in the fixed candidate order
+
+  const CandidateResult* find(const KernelConfig& config) const;
+  /// The whole log as JSON (what a tuning record keeps).
+  std::string to_json() const;
+};
+
+/// Tunes `op` for contiguous [rows, cols] tensors of the given dtypes on the current device.
+/// Allocates its own scratch buffers; never touches the caller's memory.
+TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dtype,
+                        std::int64_t rows, std::int64_t cols, CUstream stream,
+                        const TuneOptions& options = {});
+
+}  // namespace kjit

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// `kjit tune`: tunes one shape on this GPU now and prints every candidate, fastest first.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "autotune/tuner.h"
+#include "cli/commands.h"
+#include "cli/shapes.h"
+#include "kjit/error.hpp"
+#include "runtime/driver/handles.h"
+
+namespace kjit::cli {
+namespace {
+
+struct TuneFlags {
+  std::string op, dtype = "f32", out_dtype;
+  long long rows = 1, cols = 0;
+  bool json = false;
+};
+
+void print_table(const TuneReport& report) {
+  const double bytes = static_cast<double>(report.rows * report.cols) *
+                       (size_of(report.in_dtype) + size_of(report.out_dtype));
+  std::vector<const CandidateResult*> order;
+  for (const auto& c : report.candidates) order.push_back(&c);
+  std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) {
+    const bool a_ok = a->status == "ok", b_ok = b->status == "ok";
+    if (a_ok != b_ok) return a_ok;
+    return a_ok && a->timing.median_us < b->timing.median_us;
+  });
+  std::printf("%s %s->%s %lldx%lld on %s: %zu candidates in %.1f s\n\n", to_string(report.op),
+              to_string(report.in_dtype), to_string(report.out_dtype),
+              static_cast<long long>(report.rows), static_cast<long long>(report.cols),
+              report.device.c_str(), report.candidates.size(), report.seconds);
+  Table table({"", "config", "median_us", "p20_us", "p80_us", "GB/s", "status"});
+  for (const auto* c : order) {
+    std::string mark = c->config == report.winner ? "*" : "";
+    if (c->config == report.heuristic) mark += "h";
+    const bool ok = c->status == "ok";
+    table.add({mark, c->config.to_string(), ok ? format("%.2f", c->timing.median_us) : "-",
+               ok ? format("%.2f", c->timing.p20_us) : "-", ok ? format("%.2f", c->timing.p80_us) : "-",
+               ok ? format("%.0f", bytes / (c->timing.median_us * 1e3)) : "-", c->status.substr(0, 80)});
+  }
+  table.print();
+  const auto* heuristic = report.find(report.heuristic);
+  const auto* winner = report.find(report.winner);
+  if (heuristic && winner && heuristic->status == "ok")
+    std::printf("\n* winner %.2f us; h heuristic %.2f us (%.2fx)\n", winner->timing.median_us,
+                heuristic->timing.median_us, heuristic->timing.median_us / winner->timing.median_us);
+}
+
+void run_tune(const TuneFlags& flags) {
+  const DType in = parse_dtype(flags.dtype);
+  const DType out = flags.out_dtype.empty() ? in : parse_dtype(flags.out_dtype);
+  contiguous_problem(parse_row_op(flags.op), in, out, flags.rows, flags.cols);  // checks the flags
+  if (flags.rows < 1) throw Error(Status::kErrorInvalidArgument, "--rows must be >= 1");
+  Runtime runtime;
+  current_or_primary_context();
+  Stream stream = create_stream();
+  const TuneReport report =
+      tune_rowwise(runtime, parse_row_op(flags.op), in, out, flags.rows, flags.cols, stream.get());
+  if (flags.json) std::printf("%s\n", report.to_json().c_str());
+  else print_table(report);
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app) {
+  auto flags = std::make_shared<TuneFlags>();
+  auto* command = app.add_subcommand("tune", "Tune one shape on this GPU and print every candidate");
+  command->add_option("--op", flags->op, "softmax, log_softmax or reduce_scale")->required();
+  command->add_option("--dtype", flags->dtype, "input dtype: f32, f16 or bf16");
+  command->add_option("--out-dtype", flags->out_dtype, "output dtype (default: --dtype)");
+  command->add_option("--rows", flags->rows, "rows");
+  command->add_option("--cols", flags->cols, "columns per row")->required();
+  command->add_flag("--json", flags->json, "print the whole tuning log as JSON");
+  command->callback([flags] { run_tune(*flags); });
+}
+
+}  // namespace kjit::cli

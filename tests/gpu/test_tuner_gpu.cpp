@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tuner on a real GPU: a verified winner at least as fast as the heuristic's pick, and a
+// candidate that computes a wrong answer never wins.
+#include <doctest/doctest.h>
+
+#include "autotune/tuner.h"
+#include "support/device_buffer.h"
+
+using namespace kjit;
+
+namespace {
+
+TuneOptions quick_options() {
+  TuneOptions options;
+  options.timing.samples = 7;
+  options.timing.warmup_samples = 1;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("tuning picks a verified winner no slower than the heuristic") {
+  KJIT_REQUIRE_GPU();
+  Runtime runtime;
+  Stream stream = create_stream();
+  const TuneReport report =
+      tune_rowwise(runtime, RowOp::kSoftmax, DType::kF32, DType::kF32, 512, 4096, stream.get(),
+                   quick_options());
+  REQUIRE(report.candidates.size() >= 2);
+  CHECK(report.candidates.front().config == report.heuristic);
+  const CandidateResult* winner = report.find(report.winner);
+  const CandidateResult* heuristic = report.find(report.heuristic);
+  REQUIRE(winner != nullptr);
+  REQUIRE(heuristic != nullptr);
+  CHECK(winner->status == "ok");
+  CHECK(heuristic->status == "ok");
+  // The winner is the fastest within noise; the heuristic is always among the candidates.
+  CHECK(winner->timing.median_us <= heuristic->timing.median_us * 1.05);
+  for (const auto& c : report.candidates)
+    if (c.status == "ok") CHECK(winner->timing.median_us <= c.timing.median_us * 1.05);
+  MESSAGE("winner " << report.winner.to_string() << " " << winner->timing.median_us
+                    << " us; heuristic " << heuristic->timing.median_us << " us");
+}
+
+TEST_CASE("a candidate with a wrong answer is rejected and never wins") {
+  KJIT_REQUIRE_GPU();
+  Runtime runtime;
+  Stream stream = create_stream();
+  const TuneReport first = tune_rowwise(runtime, RowOp::kLogSoftmax, DType::kBF16, DType::kBF16,
+                                        64, 2048, stream.get(), quick_options());
+  TuneOptions options = quick_options();
+  options.sabotage = first.winner;  // the fastest config now writes a wrong element
+  const TuneReport second = tune_rowwise(runtime, RowOp::kLogSoftmax, DType::kBF16, DType::kBF16,
+                                         64, 2048, stream.get(), options);
+  const CandidateResult* sabotaged = second.find(first.winner);
+  REQUIRE(sabotaged != nullptr);
+  CHECK(sabotaged->status.rfind("wrong", 0) == 0);
+  CHECK(second.winner != first.winner);
+  CHECK(second.find(second.winner)->status == "ok");
+}
