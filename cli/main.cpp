@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// kjit: inspect the toolkit and GPUs, compile kernels for any arch, run the demo.
+// kjit: inspect the toolkit and GPUs, compile kernels for any arch, run the demo, fill and
+// look after the kernel cache.
 #include <cstdio>
+#include <exception>
 
 #include "cli/commands.h"
 #include "kjit/error.hpp"
@@ -11,6 +13,10 @@ int main(int argc, char** argv) {
   kjit::cli::add_info_command(app);
   kjit::cli::add_compile_command(app);
   kjit::cli::add_demo_command(app);
+  kjit::cli::add_tune_command(app);
+  kjit::cli::add_precompile_command(app);
+  kjit::cli::add_inspect_command(app);
+  kjit::cli::add_cache_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -18,6 +24,10 @@ int main(int argc, char** argv) {
   } catch (const kjit::Error& e) {
     std::fprintf(stderr, "kjit: error: %s\n", e.what());
     return e.status() == kjit::Status::kErrorInvalidArgument ? 2 : 1;
+  } catch (const std::exception& e) {
+    // Anything else (file system, allocation) still ends with a message, not an abort.
+    std::fprintf(stderr, "kjit: error: %s\n", e.what());
+    return 1;
   }
   return 0;
 }

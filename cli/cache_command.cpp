@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+// `kjit cache verify | prune | clear | export | import`: the disk cache's maintenance, one
+// DiskCache call each, plus the --cache-dir plumbing every cache-facing command shares.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cache/disk_cache.h"
+#include "cli/commands.h"
+#include "cli/shapes.h"
+#include "kjit/error.hpp"
+
+namespace kjit::cli {
+namespace {
+
+struct CacheFlags {
+  std::string cache_dir;
+  std::string max_size;
+  std::string file;
+};
+
+std::string size_text(std::uint64_t bytes) {
+  if (bytes < (10u << 10)) return std::to_string(bytes) + " B";
+  if (bytes < (10u << 20)) return format("%.1f KiB", bytes / 1024.0);
+  return format("%.1f MiB", bytes / 1048576.0);
+}
+
+void run_verify(const CacheFlags& flags) {
+  auto disk = open_disk_cache(flags.cache_dir, false);
+  const cache::VerifyReport report = disk->verify();
+  for (const std::string& reason : report.reasons) std::printf("  %s\n", reason.c_str());
+  std::printf("verified %s: %zu checked, %zu ok, %zu removed%s\n", disk->dir().c_str(),
+              report.checked, report.ok, report.removed,
+              report.ok == report.checked ? " (all ok)" : "");
+  if (report.ok == report.checked) return;
+  // Bad entries that could not be deleted (read-only folder, unreadable files) are still there:
+  // a second pass tells them apart from the ones just removed.
+  const cache::VerifyReport again = disk->verify();
+  if (again.ok != again.checked)
+    throw Error(Status::kErrorCacheIo, std::to_string(again.checked - again.ok) +
+                                           " bad entries in '" + disk->dir() +
+                                           "' could not be removed");
+}
+
+void run_prune(const CacheFlags& flags) {
+  std::uint64_t limit = disk_cache_settings(flags.cache_dir).cache_max_bytes;
+  if (!flags.max_size.empty()) {
+    auto parsed = parse_byte_size(flags.max_size);
+    if (!parsed)
+      throw Error(Status::kErrorInvalidArgument,
+                  "--max-size: '" + flags.max_size + "' is not a size such as 500M or 2G");
+    limit = *parsed;
+  }
+  auto disk = open_disk_cache(flags.cache_dir, true);
+  const cache::PruneReport report = disk->prune(limit);
+  std::printf("pruned %s to at most %s: removed %zu entries, %s -> %s\n", disk->dir().c_str(),
+              size_text(limit).c_str(), report.removed, size_text(report.bytes_before).c_str(),
+              size_text(report.bytes_after).c_str());
+}
+
+void run_clear(const CacheFlags& flags) {
+  auto disk = open_disk_cache(flags.cache_dir, true);
+  const std::size_t removed = disk->clear();
+  std::printf("cleared %s: removed %zu entries\n", disk->dir().c_str(), removed);
+}
+
+void run_export(const CacheFlags& flags) {
+  auto disk = open_disk_cache(flags.cache_dir, false);
+  const std::size_t count = disk->export_bundle(flags.file);
+  std::printf("exported %zu entries from %s to %s\n", count, disk->dir().c_str(),
+              flags.file.c_str());
+}
+
+void run_import(const CacheFlags& flags) {
+  auto disk = open_disk_cache(flags.cache_dir, true);
+  const std::size_t count = disk->import_bundle(flags.file);
+  std::printf("imported %zu entries from %s into %s\n", count, flags.file.c_str(),
+              disk->dir().c_str());
+}
+
+}  // namespace
+
+void add_cache_dir_option(CLI::App& command, std::string& dir) {
+  command.add_option("--cache-dir", dir,
+                     "cache folder (default: KJIT_CACHE_DIR, else ~/.cache/kjit)");
+}
+
+EnvSettings disk_cache_settings(const std::string& cache_dir) {
+  EnvSettings settings = read_env_settings();
+  if (!cache_dir.empty()) settings.cache_dir = cache_dir;
+  if (settings.cache_dir.empty())
+    throw Error(Status::kErrorInvalidArgument,
+                "--cache-dir: no cache folder (KJIT_CACHE_DIR, XDG_CACHE_HOME and HOME are unset)");
+  settings.disk_cache = true;
+  settings.cache_bundle.clear();
+  return settings;
+}
+
+std::unique_ptr<cache::DiskCache> open_disk_cache(const std::string& cache_dir, bool for_writing) {
+  const EnvSettings settings = disk_cache_settings(cache_dir);
+  // No size cap here: maintenance commands do exactly what they are asked, nothing more.
+  auto disk = std::make_unique<cache::DiskCache>(settings.cache_dir, 0);
+  // DiskCache has already logged why; the error only has to stop the command.
+  if (!disk->readable())
+    throw Error(Status::kErrorCacheIo, "cache folder '" + settings.cache_dir + "' cannot be used");
+  if (for_writing && !disk->writable())
+    throw Error(Status::kErrorCacheIo, "cache folder '" + settings.cache_dir + "' is read-only");
+  return disk;
+}
+
+void add_cache_command(CLI::App& app) {
+  auto flags = std::make_shared<CacheFlags>();
+  auto* command =
+      app.add_subcommand("cache", "Check, shrink, empty, export or import the disk cache");
+  command->require_subcommand(1);
+  // Lets --cache-dir come before or after the verb: `kjit cache verify --cache-dir DIR`.
+  command->fallthrough();
+  add_cache_dir_option(*command, flags->cache_dir);
+
+  command->add_subcommand("verify", "Check every entry; remove the bad ones")->callback([flags] {
+    run_verify(*flags);
+  });
+  auto* prune = command->add_subcommand("prune", "Remove least recently used entries over a size");
+  prune->add_option("--max-size", flags->max_size,
+                    "size to prune to, e.g. 500M (default: KJIT_CACHE_MAX_SIZE, else 2G)");
+  prune->callback([flags] { run_prune(*flags); });
+  command->add_subcommand("clear", "Remove every entry")->callback([flags] { run_clear(*flags); });
+  auto* exporter = command->add_subcommand("export", "Write every entry into one bundle file");
+  exporter->add_option("file", flags->file, "bundle file to write")->required();
+  exporter->callback([flags] { run_export(*flags); });
+  auto* importer = command->add_subcommand("import", "Add every entry of a bundle file");
+  importer->add_option("file", flags->file, "bundle file to read")->required();
+  importer->callback([flags] { run_import(*flags); });
+}
+
+}  // namespace kjit::cli

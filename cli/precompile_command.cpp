@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: Apache-2.0
+// `kjit precompile`: fills the disk cache with the kernels a list of shapes will need, so that
+// the first call of a deployment finds its cubin instead of waiting for NVRTC.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "cache/disk_cache.h"
+#include "cli/commands.h"
+#include "cli/shapes.h"
+#include "cli/spec_file.h"
+#include "kjit/error.hpp"
+#include "runtime/compiler/kernel_key.h"
+#include "runtime/compiler/nvrtc.h"
+#include "runtime/cubin_store.h"
+#include "runtime/ops/rowwise_heuristics.h"
+
+namespace kjit::cli {
+namespace {
+
+constexpr const char* kCubinKind = "cubin";
+
+struct PrecompileFlags {
+  std::string archs, spec, cache_dir;
+  bool tune = false;
+  unsigned jobs = 0;
+};
+
+/// One kernel to have in the cache.
+struct Job {
+  KernelSpec spec;
+  int arch = 0;
+  std::string key_text;
+};
+
+bool has_gpu() {
+  int count = 0;
+  return driver_available() && cuda().cuDeviceGetCount(&count) == CUDA_SUCCESS && count > 0;
+}
+
+void refuse_tuning() {
+  if (!has_gpu())
+    throw Error(Status::kErrorNoDriver,
+                "--tune: tuning times kernels on a GPU and there is none here; precompile without "
+                "--tune, or run it on the target GPU");
+  throw Error(Status::kErrorNotFound,
+              "--tune: tuning from `kjit precompile` is not available yet; precompile without "
+              "--tune (the runtime tunes on first use with KJIT_TUNE=first-use)");
+}
+
+/// "sm_80,sm_90" -> {80, 90}; each must be a target of this NVRTC. Empty: this GPU's arch.
+std::vector<int> parse_arch_list(const std::string& text) {
+  bool on_gpu = false;
+  if (text.empty()) return {target_device(0, &on_gpu).arch};
+  const std::vector<int> supported = nvrtc_supported_archs();
+  std::vector<int> archs;
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    const int arch = parse_arch(item, "--arch");
+    if (std::find(supported.begin(), supported.end(), arch) == supported.end()) {
+      std::string list;
+      for (int s : supported) list += " sm_" + std::to_string(s);
+      throw Error(Status::kErrorInvalidArgument, "--arch: sm_" + std::to_string(arch) +
+                                                     " is not a target of this NVRTC (" +
+                                                     list.substr(1) + ")");
+    }
+    if (std::find(archs.begin(), archs.end(), arch) == archs.end()) archs.push_back(arch);
+  }
+  if (archs.empty()) throw Error(Status::kErrorInvalidArgument, "--arch: no arch given");
+  return archs;
+}
+
+std::string describe(const SpecCall& call) {
+  return format("%s %s rows=%lld cols=%lld", to_string(call.op), to_string(call.dtype),
+                static_cast<long long>(call.rows), static_cast<long long>(call.cols));
+}
+
+/// The distinct kernels the calls need on each arch, in arch x call order.
+std::vector<Job> plan_jobs(const std::vector<SpecCall>& calls, const std::vector<int>& archs) {
+  std::vector<Job> jobs;
+  std::unordered_set<std::string> seen;
+  for (int arch : archs) {
+    // On a GPU of this arch the runtime plans with its real properties; elsewhere nominal ones.
+    bool on_gpu = false;
+    const DeviceProps device = target_device(arch, &on_gpu);
+    const std::string source = on_gpu ? "this GPU, " + device.name : device.name;
+    std::fprintf(stderr, "planning sm_%d with %s (%d SMs)\n", arch, source.c_str(),
+                 device.sm_count);
+    for (const SpecCall& call : calls) {
+      RowwiseProblem problem;
+      try {
+        problem = planned_problem(call);
+      } catch (const Error& e) {
+        throw Error(Status::kErrorInvalidArgument, "--spec: " + describe(call) + ": " + e.what());
+      }
+      const KernelSpec spec = rowwise_kernel_spec(problem, choose_rowwise_config(problem, device));
+      std::string key_text = kernel_key_text(spec, arch);
+      if (seen.insert(key_text).second) jobs.push_back({spec, arch, std::move(key_text)});
+    }
+  }
+  return jobs;
+}
+
+/// Counts outcomes and prints one progress line per finished job; shared by the workers.
+class Progress {
+ public:
+  explicit Progress(std::size_t total) : total_(total) {}
+
+  void compiled(const Job& job, double ms) {
+    line("compiled " + target(job) + format(" (%.0f ms)", ms));
+    ++compiled_;
+  }
+  void cached(const Job& job) {
+    line("cached " + target(job));
+    ++cached_;
+  }
+  void failed(const Job& job, const std::string& why) {
+    line("failed " + target(job) + ": " + why);
+    ++failed_;
+  }
+  std::size_t compiled_count() const { return compiled_; }
+  std::size_t cached_count() const { return cached_; }
+  std::size_t failed_count() const { return failed_; }
+
+ private:
+  static std::string target(const Job& job) {
+    return job.spec.name_expression + " for sm_" + std::to_string(job.arch);
+  }
+  void line(const std::string& text) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    ++done_;
+    std::fprintf(stderr, "[%zu/%zu] %s\n", done_, total_, text.c_str());
+  }
+
+  std::mutex mutex_;
+  std::size_t total_, done_ = 0;
+  std::atomic<std::size_t> compiled_{0}, cached_{0}, failed_{0};
+};
+
+/// Takes jobs until none is left. Each worker has its own store, so that the store's compile
+/// counter tells, per job, whether NVRTC ran (another process may have filled the entry).
+void work(const EnvSettings& settings, const std::vector<Job>& jobs, std::atomic<std::size_t>& next,
+          Progress& progress) {
+  CubinStore store(settings);
+  for (std::size_t i = next++; i < jobs.size(); i = next++) {
+    const Job& job = jobs[i];
+    try {
+      const long before = store.compiles();
+      auto kernel = store.get(job.spec, job.arch);
+      if (store.compiles() > before) {
+        progress.compiled(job, kernel->compile_ms);
+      } else {
+        progress.cached(job);
+      }
+    } catch (const std::exception& e) {
+      // One failing kernel must not stop the others, nor escape the thread.
+      progress.failed(job, e.what());
+    }
+  }
+}
+
+void run_jobs(const EnvSettings& settings, const std::vector<Job>& jobs, unsigned threads,
+              Progress& progress) {
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back([&] { work(settings, jobs, next, progress); });
+  work(settings, jobs, next, progress);
+  for (std::thread& thread : pool) thread.join();
+}
+
+/// Jobs whose entry is not on disk after the run (writes failed, or the size cap pruned them).
+std::size_t missing_entries(cache::DiskCache& disk, const std::vector<Job>& jobs) {
+  std::size_t missing = 0;
+  std::error_code error;
+  for (const Job& job : jobs)
+    if (!std::filesystem::exists(disk.entry_path(kCubinKind, job.key_text), error)) ++missing;
+  return missing;
+}
+
+void run_precompile(const PrecompileFlags& flags) {
+  if (flags.tune) refuse_tuning();
+  const std::vector<SpecCall> calls = expand_spec(load_spec_file(flags.spec));
+  const std::vector<int> archs = parse_arch_list(flags.archs);
+  EnvSettings settings = disk_cache_settings(flags.cache_dir);
+  settings.jit = true;  // filling the cache is the point, whatever KJIT_JIT says
+  auto disk = open_disk_cache(flags.cache_dir, true);
+
+  const std::vector<Job> jobs = plan_jobs(calls, archs);
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(
+      flags.jobs > 0 ? flags.jobs : hardware, std::max<std::size_t>(1, jobs.size())));
+  const auto start = std::chrono::steady_clock::now();
+  Progress progress(jobs.size());
+  run_jobs(settings, jobs, threads, progress);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::printf(
+      "%zu kernels (%zu calls) in %s: %zu compiled, %zu already cached, %zu failed "
+      "(%.1f s, %u threads)\n",
+      jobs.size(), calls.size(), disk->dir().c_str(), progress.compiled_count(),
+      progress.cached_count(), progress.failed_count(), seconds, threads);
+  if (progress.failed_count() > 0)
+    throw Error(Status::kErrorCompile,
+                std::to_string(progress.failed_count()) + " kernels failed to compile");
+  if (std::size_t missing = missing_entries(*disk, jobs); missing > 0)
+    throw Error(Status::kErrorCacheIo,
+                std::to_string(missing) + " kernels are not in '" + disk->dir() +
+                    "' afterwards (write failure, or KJIT_CACHE_MAX_SIZE below their size)");
+}
+
+}  // namespace
+
+void add_precompile_command(CLI::App& app) {
+  auto flags = std::make_shared<PrecompileFlags>();
+  auto* command = app.add_subcommand(
+      "precompile",
+      "Compile the kernels a list of shapes needs into the disk cache (no GPU needed)");
+  command->add_option("--arch", flags->archs, "targets, e.g. sm_80,sm_90 (default: this GPU)");
+  command
+      ->add_option("--spec", flags->spec,
+                   "JSON shape list: {\"ops\": [...], \"dtypes\": [...], \"cols\": [...], "
+                   "\"rows\": [...]} or a list of such objects")
+      ->required();
+  command->add_flag("--tune", flags->tune, "tune each shape on this GPU (not available yet)");
+  command->add_option("-j,--jobs", flags->jobs, "compile threads (default: one per core)");
+  add_cache_dir_option(*command, flags->cache_dir);
+  command->callback([flags] { run_precompile(*flags); });
+}
+
+}  // namespace kjit::cli
