@@ -104,6 +104,7 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
   TuneReport report{op, in_dtype, out_dtype, rows, cols, device.name};
   RowwiseProblem planned = validate_rowwise(op, scratch.args(0), scratch.scale(0));
   planned.rows = bucket_rows(rows_bucket(rows));  // what the dispatcher plans for
+  report.key = key_of(planned);
   report.heuristic = choose_rowwise_config(planned, device);
   for (const auto& config : rowwise_candidates(planned, device)) report.candidates.push_back({config});
 

@@ -38,6 +38,7 @@ struct TuneReport {
   std::int64_t rows = 0;
   std::int64_t cols = 0;
   std::string device;
+  RowwiseKey key{};              ///< the dispatch/tuning class this report is for
   KernelConfig heuristic;        ///< what the heuristics pick (always a candidate, first)
   KernelConfig winner;
   double seconds = 0.0;          ///< wall time of the whole tuning

@@ -7,13 +7,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <cstdlib>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <unordered_set>
 #include <vector>
 
+#include "autotune/tuner.h"
 #include "cache/disk_cache.h"
 #include "cli/commands.h"
 #include "cli/shapes.h"
@@ -22,6 +25,7 @@
 #include "runtime/compiler/kernel_key.h"
 #include "runtime/compiler/nvrtc.h"
 #include "runtime/cubin_store.h"
+#include "runtime/driver/handles.h"
 #include "runtime/ops/rowwise_heuristics.h"
 
 namespace kjit::cli {
@@ -47,14 +51,39 @@ bool has_gpu() {
   return driver_available() && cuda().cuDeviceGetCount(&count) == CUDA_SUCCESS && count > 0;
 }
 
-void refuse_tuning() {
+void require_gpu_for_tuning() {
   if (!has_gpu())
     throw Error(Status::kErrorNoDriver,
                 "--tune: tuning times kernels on a GPU and there is none here; precompile without "
                 "--tune, or run it on the target GPU");
-  throw Error(Status::kErrorNotFound,
-              "--tune: tuning from `kjit precompile` is not available yet; precompile without "
-              "--tune (the runtime tunes on first use with KJIT_TUNE=first-use)");
+}
+
+/// Tunes each distinct problem class of the spec on this GPU and stores the records in the
+/// cache folder, where the runtime (KJIT_TUNE=cached, the default) finds them.
+void tune_calls(const std::vector<SpecCall>& calls, const std::string& cache_dir) {
+  if (!cache_dir.empty()) setenv("KJIT_CACHE_DIR", cache_dir.c_str(), 1);  // the Runtime reads it
+  Runtime runtime;
+  current_or_primary_context();
+  Stream stream = create_stream();
+  std::set<std::string> seen;
+  for (const SpecCall& call : calls) {
+    const RowwiseProblem planned = planned_problem(call);
+    const std::string key = std::to_string(static_cast<int>(call.op)) + "/" + to_string(call.dtype) +
+                            "/" + std::to_string(call.cols) + "/" + std::to_string(planned.rows);
+    if (!seen.insert(key).second) continue;
+    const TuneReport report =
+        tune_rowwise(runtime, call.op, call.dtype, call.dtype, call.rows, call.cols, stream.get());
+    runtime.record_tuning(report);
+    const CandidateResult* winner = report.find(report.winner);
+    const CandidateResult* heuristic = report.find(report.heuristic);
+    std::fprintf(stderr, "tuned %s %s %lldx%lld: %s %.2f us (heuristic %.2f us), %.1f s\n",
+                 to_string(call.op), to_string(call.dtype), static_cast<long long>(call.rows),
+                 static_cast<long long>(call.cols), report.winner.to_string().c_str(),
+                 winner->timing.median_us,
+                 heuristic && heuristic->status == "ok" ? heuristic->timing.median_us : 0.0,
+                 report.seconds);
+  }
+  std::printf("%zu shapes tuned\n", seen.size());
 }
 
 /// "sm_80,sm_90" -> {80, 90}; each must be a target of this NVRTC. Empty: this GPU's arch.
@@ -188,7 +217,7 @@ std::size_t missing_entries(cache::DiskCache& disk, const std::vector<Job>& jobs
 }
 
 void run_precompile(const PrecompileFlags& flags) {
-  if (flags.tune) refuse_tuning();
+  if (flags.tune) require_gpu_for_tuning();
   const std::vector<SpecCall> calls = expand_spec(load_spec_file(flags.spec));
   const std::vector<int> archs = parse_arch_list(flags.archs);
   EnvSettings settings = disk_cache_settings(flags.cache_dir);
@@ -217,6 +246,7 @@ void run_precompile(const PrecompileFlags& flags) {
     throw Error(Status::kErrorCacheIo,
                 std::to_string(missing) + " kernels are not in '" + disk->dir() +
                     "' afterwards (write failure, or KJIT_CACHE_MAX_SIZE below their size)");
+  if (flags.tune) tune_calls(calls, disk->dir());
 }
 
 }  // namespace
@@ -232,7 +262,7 @@ void add_precompile_command(CLI::App& app) {
                    "JSON shape list: {\"ops\": [...], \"dtypes\": [...], \"cols\": [...], "
                    "\"rows\": [...]} or a list of such objects")
       ->required();
-  command->add_flag("--tune", flags->tune, "tune each shape on this GPU (not available yet)");
+  command->add_flag("--tune", flags->tune, "also tune each shape on this GPU and store the records");
   command->add_option("-j,--jobs", flags->jobs, "compile threads (default: one per core)");
   add_cache_dir_option(*command, flags->cache_dir);
   command->callback([flags] { run_precompile(*flags); });

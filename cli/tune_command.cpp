@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `kjit tune`: tunes one shape on this GPU now and prints every candidate, fastest first.
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -18,6 +19,8 @@ struct TuneFlags {
   std::string op, dtype = "f32", out_dtype;
   long long rows = 1, cols = 0;
   bool json = false;
+  bool save = false;
+  std::string cache_dir;
 };
 
 void print_table(const TuneReport& report) {
@@ -56,13 +59,16 @@ void run_tune(const TuneFlags& flags) {
   const DType out = flags.out_dtype.empty() ? in : parse_dtype(flags.out_dtype);
   contiguous_problem(parse_row_op(flags.op), in, out, flags.rows, flags.cols);  // checks the flags
   if (flags.rows < 1) throw Error(Status::kErrorInvalidArgument, "--rows must be >= 1");
+  if (!flags.cache_dir.empty()) setenv("KJIT_CACHE_DIR", flags.cache_dir.c_str(), 1);
   Runtime runtime;
   current_or_primary_context();
   Stream stream = create_stream();
   const TuneReport report =
       tune_rowwise(runtime, parse_row_op(flags.op), in, out, flags.rows, flags.cols, stream.get());
+  if (flags.save) runtime.record_tuning(report);
   if (flags.json) std::printf("%s\n", report.to_json().c_str());
   else print_table(report);
+  if (flags.save && !flags.json) std::printf("record stored: calls of this class now use the winner\n");
 }
 
 }  // namespace
@@ -76,6 +82,8 @@ void add_tune_command(CLI::App& app) {
   command->add_option("--rows", flags->rows, "rows");
   command->add_option("--cols", flags->cols, "columns per row")->required();
   command->add_flag("--json", flags->json, "print the whole tuning log as JSON");
+  command->add_flag("--save", flags->save, "store the winner as this class's tuning record");
+  add_cache_dir_option(*command, flags->cache_dir);
   command->callback([flags] { run_tune(*flags); });
 }
 

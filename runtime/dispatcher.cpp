@@ -17,14 +17,41 @@ RowParams params_of(const RowwiseArgs& args, float* scale_out) {
 }  // namespace
 
 Dispatcher::Dispatcher(EnvSettings settings)
-    : settings_(std::move(settings)), cubins_(settings_) {}
+    : settings_(std::move(settings)), cubins_(settings_), records_(settings_) {}
 
 void Dispatcher::run(RowOp op, const RowwiseArgs& args, float* scale_out, CUstream stream,
                      const KernelConfig* forced) {
   const RowwiseProblem problem = validate_rowwise(op, args, scale_out);
   if (problem.rows == 0) return;
   ContextState& state = state_for(current_or_primary_context());
+  if (forced == nullptr && settings_.tune == TuneMode::kFirstUse)
+    tune_first_use(state, op, args, problem, stream);
   resolve(state, problem, forced)->launch(params_of(args, scale_out), stream);
+}
+
+void Dispatcher::tune_first_use(ContextState& state, RowOp op, const RowwiseArgs& args,
+                                const RowwiseProblem& problem, CUstream stream) {
+  const RowwiseKey key = key_of(problem);
+  const int widest = 16 / std::max(size_of(problem.in_dtype), size_of(problem.out_dtype));
+  // Tuning runs on contiguous, aligned scratch buffers: it speaks for that alignment class only.
+  if (!first_use_tuner_ || problem.max_pack != widest || lookup(state, key) ||
+      records_.find(state.device, key))
+    return;
+  first_use_tuner_(op, args, stream);
+}
+
+void Dispatcher::forget(const RowwiseKey& key) {
+  std::shared_lock<std::shared_mutex> contexts(contexts_mutex_);
+  for (const auto& state : contexts_) {
+    std::unique_lock<std::shared_mutex> lock(state->table_mutex);
+    state->table.erase(key);
+  }
+}
+
+std::shared_ptr<const Launchable> Dispatcher::lookup(ContextState& state, const RowwiseKey& key) {
+  std::shared_lock<std::shared_mutex> lock(state.table_mutex);
+  auto found = state.table.find(key);
+  return found == state.table.end() ? nullptr : found->second;
 }
 
 KernelReport Dispatcher::explain(RowOp op, const RowwiseArgs& args, const KernelConfig* forced) {
@@ -78,16 +105,17 @@ std::shared_ptr<const Launchable> Dispatcher::resolve(ContextState& state,
     return build(state, problem, config);
   }
   const RowwiseKey key = key_of(problem);
-  {
-    std::shared_lock<std::shared_mutex> lock(state.table_mutex);
-    auto found = state.table.find(key);
-    if (found != state.table.end()) return found->second;
-  }
+  if (auto hit = lookup(state, key)) return hit;
   // Plan for the largest row count of the bucket, so every call that maps to this entry is
-  // served by the same choice.
+  // served by the same choice: a tuning record's winner where there is one, else the heuristics.
   RowwiseProblem planned = problem;
   planned.rows = bucket_rows(key.rows_bucket);
-  auto launchable = build(state, problem, choose_rowwise_config(planned, state.device));
+  KernelConfig config = choose_rowwise_config(planned, state.device);
+  if (settings_.tune != TuneMode::kOff) {
+    if (auto tuned = records_.find(state.device, key); tuned && why_not_rowwise(planned, state.device, *tuned).empty())
+      config = *tuned;
+  }
+  auto launchable = build(state, problem, config);
   std::unique_lock<std::shared_mutex> lock(state.table_mutex);
   return state.table.emplace(key, std::move(launchable)).first->second;
 }

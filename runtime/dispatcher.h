@@ -2,12 +2,14 @@
 // The path of one call: problem -> (table hit) launch, or (miss) config -> cubin -> module.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <shared_mutex>
 #include <unordered_map>
 #include <vector>
 
 #include "kjit/runtime.hpp"
+#include "autotune/tune_records.h"
 #include "runtime/cubin_store.h"
 #include "runtime/driver/context.h"
 #include "runtime/env.h"
@@ -37,16 +39,29 @@ class Dispatcher {
 
   const EnvSettings& settings() const { return settings_; }
   CubinStore& cubins() { return cubins_; }
+  TuneRecords& records() { return records_; }
+
+  /// What KJIT_TUNE=first-use calls for a new problem class that has no tuning record yet;
+  /// it is expected to tune and store a record (the Runtime installs one).
+  using FirstUseTuner = std::function<void(RowOp, const RowwiseArgs&, CUstream)>;
+  void set_first_use_tuner(FirstUseTuner tuner) { first_use_tuner_ = std::move(tuner); }
+  /// Drops the dispatch-table entries of `key` in every context (after a new tuning record).
+  void forget(const RowwiseKey& key);
 
  private:
   ContextState& state_for(CUcontext context);
   std::shared_ptr<const Launchable> resolve(ContextState& state, const RowwiseProblem& problem,
                                             const KernelConfig* forced);
+  std::shared_ptr<const Launchable> lookup(ContextState& state, const RowwiseKey& key);
+  void tune_first_use(ContextState& state, RowOp op, const RowwiseArgs& args,
+                      const RowwiseProblem& problem, CUstream stream);
   std::shared_ptr<const Launchable> build(ContextState& state, const RowwiseProblem& problem,
                                           const KernelConfig& config);
 
   EnvSettings settings_;
   CubinStore cubins_;
+  TuneRecords records_;
+  FirstUseTuner first_use_tuner_;
   std::shared_mutex contexts_mutex_;
   std::vector<std::unique_ptr<ContextState>> contexts_;
 };

@@ -1,11 +1,35 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kjit/runtime.hpp"
 
+#include "autotune/tuner.h"
 #include "runtime/dispatcher.h"
+#include "runtime/driver/handles.h"
+#include "runtime/log.h"
 
 namespace kjit {
 
-Runtime::Runtime() : dispatcher_(std::make_unique<Dispatcher>(read_env_settings())) {}
+Runtime::Runtime() : dispatcher_(std::make_unique<Dispatcher>(read_env_settings())) {
+  // KJIT_TUNE=first-use: a new problem class is tuned on its first call (blocking), on scratch
+  // buffers of the same shape, and the record is stored for every later call and process.
+  // Tuning uses a stream of its own: capture needs a real stream, and the caller's queued work
+  // is left alone.
+  dispatcher_->set_first_use_tuner([this](RowOp op, const RowwiseArgs& args, CUstream) {
+    log().info("tuning {} {}->{} {}x{} (first use; a few seconds)", to_string(op),
+               to_string(args.in_dtype), to_string(args.out_dtype), args.rows, args.cols);
+    Stream stream = create_stream();
+    const TuneReport report =
+        tune_rowwise(*this, op, args.in_dtype, args.out_dtype, args.rows, args.cols, stream.get());
+    record_tuning(report);
+  });
+}
+
+void Runtime::record_tuning(const TuneReport& report) {
+  current_or_primary_context();
+  CUdevice device = 0;
+  KJIT_CU(cuCtxGetDevice, &device);
+  dispatcher_->records().put(query_device(device), report.key, report.winner, report.to_json());
+  dispatcher_->forget(report.key);  // the next call of this class resolves again, to the winner
+}
 Runtime::~Runtime() = default;
 
 void Runtime::softmax(const RowwiseArgs& args, void* stream) {

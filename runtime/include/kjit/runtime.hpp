@@ -11,6 +11,7 @@
 namespace kjit {
 
 class Dispatcher;
+struct TuneReport;
 
 /// What the dispatcher chose for one call: the config, the kernel and its resources.
 struct KernelReport {
@@ -57,6 +58,10 @@ class Runtime {
   /// Compiles and loads the kernel of `config` for this call's shape without launching it, so
   /// that a later run_with_config launches at once. Safe to call from many threads.
   KernelReport prepare(RowOp op, const RowwiseArgs& args, const KernelConfig& config);
+
+  /// Stores a tuning result (see autotune/tuner.h) as the record that calls of its problem class
+  /// use from now on (with KJIT_TUNE=cached or first-use), in this process and on disk.
+  void record_tuning(const TuneReport& report);
 
  private:
   std::unique_ptr<Dispatcher> dispatcher_;

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tuning records: the winner (and the whole log) of tuning one problem class on one kind of
+// device, kept in memory and in the disk cache ("tune" entries) so later processes reuse it.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "kjit/config.hpp"
+#include "runtime/driver/context.h"
+#include "runtime/env.h"
+#include "runtime/ops/rowwise_problem.h"
+
+namespace kjit {
+namespace cache {
+class LayeredCache;
+}
+
+/// Canonical text of a tuning key: device signature (name, arch, SM count), op, dtypes, exact
+/// cols, rows bucket, alignment class, and the kernel sources' digest and kjit's version (new
+/// kernels deserve a new tuning).
+std::string tuning_key_text(const DeviceProps& device, const RowwiseKey& key);
+
+/// Thread-safe store of tuning winners.
+class TuneRecords {
+ public:
+  explicit TuneRecords(const EnvSettings& settings);
+  ~TuneRecords();
+
+  /// The recorded winner for this key, if any (memory, then bundle, then disk).
+  std::optional<KernelConfig> find(const DeviceProps& device, const RowwiseKey& key);
+  /// Records a winner with its full log (JSON text); returns false when the disk did not take it.
+  bool put(const DeviceProps& device, const RowwiseKey& key, const KernelConfig& winner,
+           const std::string& log_json);
+
+ private:
+  std::unique_ptr<cache::LayeredCache> disk_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, KernelConfig> memory_;
+};
+
+}  // namespace kjit

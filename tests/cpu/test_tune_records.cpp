@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tuning keys and records without a GPU: what the key holds, and a record's trip through disk.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "autotune/tune_records.h"
+#include "runtime/ops/rowwise_heuristics.h"
+
+using namespace kjit;
+
+namespace {
+
+RowwiseKey sample_key() {
+  return {RowOp::kSoftmax, DType::kBF16, DType::kBF16, 32000, 10, 8};
+}
+
+std::string fresh_dir() {
+  char pattern[] = "/tmp/kjit-tune-records-XXXXXX";
+  const char* made = mkdtemp(pattern);
+  REQUIRE(made != nullptr);
+  return made;
+}
+
+}  // namespace
+
+TEST_CASE("a tuning key names the device signature and the problem class") {
+  const DeviceProps h100 = nominal_device(90);
+  const std::string text = tuning_key_text(h100, sample_key());
+  CHECK(text == tuning_key_text(h100, sample_key()));
+  for (const char* part : {"\"arch\":\"sm_90\"", "\"sms\":132", "\"cols\":32000", "\"rows_bucket\":10",
+                           "\"pack\":8", "\"in\":\"bf16\"", "\"op\":\"softmax\"", "\"sources\""})
+    CHECK_MESSAGE(text.find(part) != std::string::npos, part);
+
+  DeviceProps other = h100;
+  other.sm_count = 114;  // an H100 PCIe tunes differently
+  CHECK(tuning_key_text(other, sample_key()) != text);
+  RowwiseKey wider = sample_key();
+  wider.cols = 32001;
+  CHECK(tuning_key_text(h100, wider) != text);
+  RowwiseKey more_rows = sample_key();
+  more_rows.rows_bucket = 11;
+  CHECK(tuning_key_text(h100, more_rows) != text);
+  RowwiseKey misaligned = sample_key();
+  misaligned.max_pack = 1;
+  CHECK(tuning_key_text(h100, misaligned) != text);
+}
+
+TEST_CASE("a tuning record survives the trip through the disk cache") {
+  const std::string dir = fresh_dir();
+  EnvSettings settings;
+  settings.cache_dir = dir;
+  settings.disk_cache = true;
+  const DeviceProps device = nominal_device(90);
+  const KernelConfig winner{Algorithm::kCluster, 8, 256, 256, 8};
+  {
+    TuneRecords records(settings);
+    CHECK_FALSE(records.find(device, sample_key()).has_value());
+    CHECK(records.put(device, sample_key(), winner, "{\"candidates\": []}"));
+    CHECK(records.find(device, sample_key()) == winner);
+  }
+  TuneRecords later(settings);  // as a new process would
+  CHECK(later.find(device, sample_key()) == winner);
+  RowwiseKey other = sample_key();
+  other.cols = 50257;
+  CHECK_FALSE(later.find(device, other).has_value());
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tuning records on the GPU: a stored winner is what later runtimes (KJIT_TUNE=cached) run,
+// KJIT_TUNE=off ignores it, and KJIT_TUNE=first-use tunes a new class on its first call.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "autotune/scratch_rows.h"
+#include "autotune/tuner.h"
+#include "support/device_buffer.h"
+
+using namespace kjit;
+
+namespace {
+
+/// Points the runtime's environment at a fresh cache folder for one test, then removes it.
+class ScopedCacheEnv {
+ public:
+  explicit ScopedCacheEnv(const char* tune_mode) {
+    char pattern[] = "/tmp/kjit-tune-gpu-XXXXXX";
+    dir_ = mkdtemp(pattern);
+    setenv("KJIT_CACHE_DIR", dir_.c_str(), 1);
+    setenv("KJIT_DISK_CACHE", "1", 1);
+    set_mode(tune_mode);
+  }
+  ~ScopedCacheEnv() {
+    unsetenv("KJIT_TUNE");
+    setenv("KJIT_DISK_CACHE", "0", 1);
+    std::filesystem::remove_all(dir_);
+  }
+  void set_mode(const char* tune_mode) { setenv("KJIT_TUNE", tune_mode, 1); }
+  /// Tuning records on disk ("tune" entries of the cache layout).
+  int tune_entries() const {
+    int count = 0;
+    std::error_code error;
+    const auto folder = std::filesystem::path(dir_) / "v1" / "tune";
+    if (!std::filesystem::exists(folder, error)) return 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(folder, error))
+      if (entry.path().extension() == ".bin") ++count;
+    return count;
+  }
+
+ private:
+  std::string dir_;
+};
+
+TuneOptions quick_options() {
+  TuneOptions options;
+  options.timing.samples = 5;
+  options.timing.warmup_samples = 1;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("a stored tuning record is what later runtimes run, unless tuning is off") {
+  KJIT_REQUIRE_GPU();
+  ScopedCacheEnv env("cached");
+  Stream stream = create_stream();
+  KernelConfig winner;
+  KernelConfig heuristic;
+  {
+    Runtime tuner_runtime;
+    TuneOptions options = quick_options();
+    // Make the heuristic's pick lose, so the record must change what runs.
+    const TuneReport probe = tune_rowwise(tuner_runtime, RowOp::kSoftmax, DType::kF32, DType::kF32,
+                                          256, 3000, stream.get(), options);
+    options.sabotage = probe.heuristic;
+    const TuneReport report = tune_rowwise(tuner_runtime, RowOp::kSoftmax, DType::kF32,
+                                           DType::kF32, 256, 3000, stream.get(), options);
+    winner = report.winner;
+    heuristic = report.heuristic;
+    REQUIRE(winner != heuristic);
+    tuner_runtime.record_tuning(report);
+    ScratchRows rows(DType::kF32, DType::kF32, 256, 3000, 1, stream.get());
+    CHECK(tuner_runtime.explain(RowOp::kSoftmax, rows.args(0)).config == winner);
+  }
+  ScratchRows rows(DType::kF32, DType::kF32, 256, 3000, 1, stream.get());
+  {
+    Runtime later;  // reads the record from disk, as a new process would
+    CHECK(later.explain(RowOp::kSoftmax, rows.args(0)).config == winner);
+  }
+  env.set_mode("off");
+  Runtime untuned;
+  CHECK(untuned.explain(RowOp::kSoftmax, rows.args(0)).config == heuristic);
+}
+
+TEST_CASE("KJIT_TUNE=first-use tunes a new class on its first call and keeps the record") {
+  KJIT_REQUIRE_GPU();
+  ScopedCacheEnv env("first-use");
+  Stream stream = create_stream();
+  ScratchRows rows(DType::kBF16, DType::kBF16, 128, 5000, 1, stream.get());
+  KernelConfig chosen;
+  CHECK(env.tune_entries() == 0);
+  {
+    Runtime runtime;
+    rows.poison_output(0, stream.get());
+    runtime.softmax(rows.args(0), stream.get());
+    KJIT_CU(cuStreamSynchronize, stream.get());
+    const std::vector<float> out = rows.output_as_floats(0);
+    double sum = 0.0;
+    for (int c = 0; c < 5000; ++c) sum += out[c];
+    CHECK(sum == doctest::Approx(1.0).epsilon(0.02));
+    chosen = runtime.explain(RowOp::kSoftmax, rows.args(0)).config;
+    CHECK(env.tune_entries() == 1);  // tuned once, on the first call
+    runtime.softmax(rows.args(0), stream.get());
+    KJIT_CU(cuStreamSynchronize, stream.get());
+    CHECK(env.tune_entries() == 1);  // and not again
+  }
+  env.set_mode("cached");
+  Runtime later;
+  CHECK(later.explain(RowOp::kSoftmax, rows.args(0)).config == chosen);
+}
