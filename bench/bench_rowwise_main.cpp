@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // kjit_bench_rowwise [--json FILE]: times every benchmark shape of softmax, log_softmax and
 // reduce_scale in f32 and bf16 and prints a markdown table (and JSON for the comparison script).
+// kjit_bench_rowwise --host: host-side costs (cold start from the disk cache, hot path).
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/host_overhead.h"
 #include "bench/rowwise_bench.h"
 #include "kjit/error.hpp"
 #include "runtime/driver/handles.h"
@@ -30,7 +32,23 @@ std::vector<kjit::bench::BenchShape> all_shapes() {
 
 }  // namespace
 
+int host_main() {
+  const auto r = kjit::bench::measure_host_overhead();
+  std::printf("first call, cubin on disk, new runtime: %.2f ms\n", r.first_call_ms);
+  std::printf("hot path: kjit_softmax %.2f us/call, bare cuLaunchKernel %.2f us/call, "
+              "overhead %.2f us\n", r.kjit_call_us, r.bare_launch_us, r.kjit_call_us - r.bare_launch_us);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--host") == 0) {
+    try {
+      return host_main();
+    } catch (const kjit::Error& e) {
+      std::fprintf(stderr, "kjit_bench_rowwise: %s\n", e.what());
+      return 1;
+    }
+  }
   const char* json_path = argc == 3 && std::strcmp(argv[1], "--json") == 0 ? argv[2] : nullptr;
   try {
     kjit::Runtime runtime;

@@ -31,6 +31,10 @@ step "benchmark (C++)"
 "$BUILD/bench/kjit_bench_rowwise" --json "$OUT/bench_rowwise.json" >"$OUT/bench_rowwise.md" 2>&1 || status=1
 cat "$OUT/bench_rowwise.md"
 
+step "host overhead"
+"$BUILD/bench/kjit_bench_rowwise" --host >/dev/null 2>&1  # an earlier process puts the cubin on disk
+"$BUILD/bench/kjit_bench_rowwise" --host 2>&1 | tee "$OUT/host_overhead.txt" || status=1
+
 step "compare with torch"
 PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_torch.py "$BUILD/runtime/libkjit.so" \
   --out "$OUT/compare_torch.md" "$@" 2>&1 | tee "$OUT/compare_torch.log" || status=1

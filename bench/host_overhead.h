@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+// Host-side costs: the first call of a shape whose cubin is already on disk (a new process's
+// cold start), and the per-call cost of the hot path beside a bare cuLaunchKernel.
+#pragma once
+
+namespace kjit::bench {
+
+struct HostOverhead {
+  double first_call_ms = 0.0;     ///< Runtime made + first call done, context already current
+  double kjit_call_us = 0.0;      ///< host time per kjit_softmax call, shape seen before
+  double bare_launch_us = 0.0;    ///< host time per cuLaunchKernel of the same kernel
+};
+
+/// Measures on the current GPU with a small softmax shape (launches never wait on the GPU:
+/// the queue is drained between batches).
+HostOverhead measure_host_overhead();
+
+}  // namespace kjit::bench
