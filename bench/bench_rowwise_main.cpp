@@ -11,6 +11,7 @@
 #include "bench/host_overhead.h"
 #include "bench/rowwise_bench.h"
 #include "kjit/error.hpp"
+#include "runtime/driver/context.h"
 #include "runtime/driver/handles.h"
 
 namespace {
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
   const char* json_path = argc == 3 && std::strcmp(argv[1], "--json") == 0 ? argv[2] : nullptr;
   try {
     kjit::Runtime runtime;
+    kjit::current_or_primary_context();  // streams need a current context
     kjit::Stream stream = kjit::create_stream();
     kjit::bench::RowwiseBench bench(runtime, stream.get());
     std::printf("copy bandwidth: %.0f GB/s\n\n", bench.copy_bandwidth() / 1e9);
