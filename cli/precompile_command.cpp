@@ -61,7 +61,10 @@ void require_gpu_for_tuning() {
 /// Tunes each distinct problem class of the spec on this GPU and stores the records in the
 /// cache folder, where the runtime (KJIT_TUNE=cached, the default) finds them.
 void tune_calls(const std::vector<SpecCall>& calls, const std::string& cache_dir) {
-  if (!cache_dir.empty()) setenv("KJIT_CACHE_DIR", cache_dir.c_str(), 1);  // the Runtime reads it
+  // The Runtime reads its cache folder from the environment; the records must land on disk
+  // whatever KJIT_DISK_CACHE says, as the cubins do.
+  if (!cache_dir.empty()) setenv("KJIT_CACHE_DIR", cache_dir.c_str(), 1);
+  setenv("KJIT_DISK_CACHE", "1", 1);
   Runtime runtime;
   current_or_primary_context();
   Stream stream = create_stream();

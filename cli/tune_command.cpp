@@ -60,6 +60,7 @@ void run_tune(const TuneFlags& flags) {
   contiguous_problem(parse_row_op(flags.op), in, out, flags.rows, flags.cols);  // checks the flags
   if (flags.rows < 1) throw Error(Status::kErrorInvalidArgument, "--rows must be >= 1");
   if (!flags.cache_dir.empty()) setenv("KJIT_CACHE_DIR", flags.cache_dir.c_str(), 1);
+  if (flags.save) setenv("KJIT_DISK_CACHE", "1", 1);  // a saved record belongs on disk
   Runtime runtime;
   current_or_primary_context();
   Stream stream = create_stream();
