@@ -117,6 +117,7 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
   KJIT_CU(cuStreamSynchronize, stream);
   const std::vector<float> reference = scratch.output_as_floats(0);
 
+  double best_us = 0.0;  // fastest fully timed candidate so far
   for (auto& candidate : report.candidates) {
     if (candidate.status != "ok") continue;
     scratch.poison_output(0, stream);
@@ -131,9 +132,18 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
       const int set = i % scratch.sets();
       runtime.run_with_config(op, scratch.args(set), scratch.scale(set), candidate.config, s);
     };
+    // One quick sample first: a candidate already far slower than the best so far keeps that
+    // figure and skips the full timing, so a few hopeless configs cannot dominate tuning time.
+    TimingOptions probe;
+    probe.launches_per_sample = scratch.sets();
+    probe.warmup_samples = 0;
+    probe.samples = 1;
+    candidate.timing = time_launches(enqueue, stream, probe);
+    if (best_us > 0.0 && candidate.timing.median_us > options.probe_cutoff * best_us) continue;
     TimingOptions timing = options.timing;
     timing.launches_per_sample = std::max(timing.launches_per_sample, scratch.sets());
     candidate.timing = time_launches(enqueue, stream, timing);
+    if (best_us == 0.0 || candidate.timing.median_us < best_us) best_us = candidate.timing.median_us;
   }
   report.winner = report.candidates[pick_winner(report.candidates, options.tie_fraction)].config;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

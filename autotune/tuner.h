@@ -20,6 +20,7 @@ struct TuneOptions {
   int compile_threads = 0;       ///< 0: one per hardware thread
   TimingOptions timing;          ///< per candidate
   double tie_fraction = 0.02;    ///< within this of the best counts as a tie
+  double probe_cutoff = 1.5;     ///< a one-sample probe this much slower than the best: not timed further
   /// Test hook: this candidate's output is corrupted after it runs, so it must lose.
   std::optional<KernelConfig> sabotage;
 };

@@ -19,6 +19,7 @@ void add_info_command(CLI::App& app);
 void add_compile_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 void add_precompile_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_cache_command(CLI::App& app);

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   kjit::cli::add_compile_command(app);
   kjit::cli::add_demo_command(app);
   kjit::cli::add_tune_command(app);
+  kjit::cli::add_bench_command(app);
   kjit::cli::add_precompile_command(app);
   kjit::cli::add_inspect_command(app);
   kjit::cli::add_cache_command(app);

@@ -209,6 +209,8 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
 }
 
 std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const DeviceProps& d) {
+  // Every valid config that has a reason to win: blocks not mostly idle on short rows, clusters
+  // only for rows wide enough to share out. The heuristic's pick always comes first.
   std::vector<KernelConfig> candidates;
   auto consider = [&](const KernelConfig& c) {
     if (why_not_rowwise(p, d, c).empty() &&
@@ -222,11 +224,14 @@ std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const Devi
         if (fits_registers({Algorithm::kWarp, pack, threads, group, 1}, p.cols, kMaxValuesPerThread))
           consider({Algorithm::kWarp, pack, threads, group, 1});
     for (int threads : {128, 256, 512, 1024}) {
+      if (std::int64_t{threads} * pack > 2 * p.cols) continue;  // most threads would idle
       if (fits_registers({Algorithm::kBlockRegs, pack, threads, threads, 1}, p.cols, kMaxValuesPerThread))
         consider({Algorithm::kBlockRegs, pack, threads, threads, 1});
       consider({Algorithm::kBlockSmem, pack, threads, threads, 1});
       consider({Algorithm::kBlockOnline, pack, threads, threads, 1});
+      if (p.cols < kClusterMinCols) continue;
       for (int cluster : {2, 4, 8, 16}) {
+        if (cluster_slice(p.cols, pack, cluster) < std::int64_t{threads} * pack) continue;
         if (values_per_thread(cluster_slice(p.cols, pack, cluster), pack, threads) <= kMaxValuesPerThread)
           consider({Algorithm::kCluster, pack, threads, threads, cluster});
         consider({Algorithm::kClusterSmem, pack, threads, threads, cluster});

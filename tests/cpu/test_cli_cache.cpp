@@ -291,3 +291,27 @@ TEST_CASE("precompile --tune needs a GPU, and there stores a tuning record per s
     CHECK_FALSE(fs::exists(dir / "cache/v1/cubin"));
   }
 }
+
+TEST_CASE("four processes of four threads precompiling one spec compile each kernel once") {
+  TempDir dir;
+  const std::string cache = dir / "cache", spec = write_file(dir, "spec.json", kSmallSpec);
+  // Started together through one shell; each writes its own log.
+  std::string line = "sh -c '";
+  for (int i = 0; i < 4; ++i)
+    line += std::string(KJIT_CLI_PATH) + " precompile -j 4 --arch sm_90 --spec " + spec +
+            " --cache-dir " + cache + " > " + dir / ("log" + std::to_string(i)) + " 2>&1 & ";
+  line += "wait'";
+  REQUIRE(std::system(line.c_str()) == 0);
+  int compiled = 0;
+  for (int i = 0; i < 4; ++i) {
+    std::ifstream file(dir / ("log" + std::to_string(i)));
+    const std::string log((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    INFO(log);
+    CHECK(summary_count(log, "failed") == 0);
+    compiled += summary_count(log, "compiled");
+  }
+  CHECK(compiled == kKernelsPerArch);  // the per-key lock made every other process wait and reuse
+  const Result verify = kjit("cache verify --cache-dir " + cache);
+  CHECK(verify.code == 0);
+  CHECK(contains(verify.output, std::to_string(kKernelsPerArch) + " ok, 0 removed"));
+}

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// `kjit bench --spec FILE`: times the calls of a spec file on this GPU, as the benchmark does.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "bench/rowwise_bench.h"
+#include "cli/commands.h"
+#include "cli/shapes.h"
+#include "cli/spec_file.h"
+#include "kjit/error.hpp"
+#include "runtime/driver/handles.h"
+
+namespace kjit::cli {
+namespace {
+
+struct BenchFlags {
+  std::string spec;
+  bool json = false;
+};
+
+void run_bench(const BenchFlags& flags) {
+  const std::vector<SpecCall> calls = expand_spec(load_spec_file(flags.spec));
+  bool on_gpu = false;
+  try {
+    target_device(0, &on_gpu);
+  } catch (const Error&) {
+    on_gpu = false;
+  }
+  if (!on_gpu) throw Error(Status::kErrorNoDriver, "kjit bench times kernels on a GPU; there is none here");
+  Runtime runtime;
+  Stream stream = create_stream();
+  bench::RowwiseBench bench(runtime, stream.get());
+  Table table({"op", "dtype", "shape", "config", "us", "p20", "p80", "GB/s", "%copy"});
+  std::string json = "[";
+  for (const SpecCall& call : calls) {
+    const bench::BenchResult r = bench.run({call.op, call.dtype, call.dtype, call.rows, call.cols});
+    table.add({to_string(call.op), to_string(call.dtype), bench::shape_name(r.shape),
+               r.kernel.config.to_string(), format("%.2f", r.timing.median_us),
+               format("%.2f", r.timing.p20_us), format("%.2f", r.timing.p80_us),
+               format("%.0f", r.gb_per_s), format("%.1f", r.percent_of_copy)});
+    json += format("%s{\"op\":\"%s\",\"dtype\":\"%s\",\"rows\":%lld,\"cols\":%lld,\"median_us\":%.3f,"
+                   "\"gb_per_s\":%.1f,\"percent_of_copy\":%.2f}",
+                   json.size() > 1 ? "," : "", to_string(call.op), to_string(call.dtype),
+                   static_cast<long long>(call.rows), static_cast<long long>(call.cols),
+                   r.timing.median_us, r.gb_per_s, r.percent_of_copy);
+  }
+  if (flags.json) {
+    std::printf("%s]\n", json.c_str());
+    return;
+  }
+  std::printf("copy bandwidth: %.0f GB/s (read + write)\n\n", bench.copy_bandwidth() / 1e9);
+  table.print();
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto flags = std::make_shared<BenchFlags>();
+  auto* command = app.add_subcommand("bench", "Time the calls of a spec file on this GPU");
+  command->add_option("--spec", flags->spec, "JSON shape list, as for precompile")->required();
+  command->add_flag("--json", flags->json, "print JSON");
+  command->callback([flags] { run_bench(*flags); });
+}
+
+}  // namespace kjit::cli
