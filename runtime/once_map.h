@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <chrono>
 #include <functional>
 #include <future>
 #include <memory>
@@ -45,20 +44,6 @@ class OnceMap {
       std::lock_guard<std::mutex> lock(mutex_);
       entries_.erase(key);
       throw;
-    }
-  }
-
-  /// The value for `key` if it has been made (never waits, never makes).
-  Pointer find_ready(const Key& key) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto found = entries_.find(key);
-    if (found == entries_.end() ||
-        found->second.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
-      return nullptr;
-    try {
-      return found->second.get();
-    } catch (...) {
-      return nullptr;
     }
   }
 
