@@ -13,10 +13,8 @@
 #include "cache/bundle.h"
 #include "cache/disk_cache.h"
 #include "cache/key_lock.h"
+#include "runtime/env.h"
 
-namespace kjit {
-struct EnvSettings;
-}
 
 namespace kjit::cache {
 

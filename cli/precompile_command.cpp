@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <cstdlib>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -61,11 +60,11 @@ void require_gpu_for_tuning() {
 /// Tunes each distinct problem class of the spec on this GPU and stores the records in the
 /// cache folder, where the runtime (KJIT_TUNE=cached, the default) finds them.
 void tune_calls(const std::vector<SpecCall>& calls, const std::string& cache_dir) {
-  // The Runtime reads its cache folder from the environment; the records must land on disk
-  // whatever KJIT_DISK_CACHE says, as the cubins do.
-  if (!cache_dir.empty()) setenv("KJIT_CACHE_DIR", cache_dir.c_str(), 1);
-  setenv("KJIT_DISK_CACHE", "1", 1);
-  Runtime runtime;
+  // The records land on disk in this folder whatever KJIT_DISK_CACHE says, as the cubins do.
+  RuntimeOptions options = RuntimeOptions::from_environment();
+  options.cache_dir = cache_dir;
+  options.disk_cache = true;
+  Runtime runtime(options);
   current_or_primary_context();
   Stream stream = create_stream();
   std::set<std::string> seen;

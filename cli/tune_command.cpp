@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `kjit tune`: tunes one shape on this GPU now and prints every candidate, fastest first.
 #include <algorithm>
-#include <cstdlib>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -59,9 +58,10 @@ void run_tune(const TuneFlags& flags) {
   const DType out = flags.out_dtype.empty() ? in : parse_dtype(flags.out_dtype);
   contiguous_problem(parse_row_op(flags.op), in, out, flags.rows, flags.cols);  // checks the flags
   if (flags.rows < 1) throw Error(Status::kErrorInvalidArgument, "--rows must be >= 1");
-  if (!flags.cache_dir.empty()) setenv("KJIT_CACHE_DIR", flags.cache_dir.c_str(), 1);
-  if (flags.save) setenv("KJIT_DISK_CACHE", "1", 1);  // a saved record belongs on disk
-  Runtime runtime;
+  RuntimeOptions options = RuntimeOptions::from_environment();
+  if (!flags.cache_dir.empty()) options.cache_dir = flags.cache_dir;
+  if (flags.save) options.disk_cache = true;  // a saved record belongs on disk
+  Runtime runtime(options);
   current_or_primary_context();
   Stream stream = create_stream();
   const TuneReport report =

@@ -55,6 +55,8 @@ std::optional<std::uint64_t> parse_byte_size(const std::string& text) {
   return std::nullopt;
 }
 
+RuntimeOptions RuntimeOptions::from_environment() { return read_env_settings(); }
+
 EnvSettings read_env_settings() {
   EnvSettings settings;
   settings.cache_dir = default_cache_dir();

@@ -8,7 +8,9 @@
 
 namespace kjit {
 
-Runtime::Runtime() : dispatcher_(std::make_unique<Dispatcher>(read_env_settings())) {
+Runtime::Runtime() : Runtime(RuntimeOptions::from_environment()) {}
+
+Runtime::Runtime(const RuntimeOptions& options) : dispatcher_(std::make_unique<Dispatcher>(options)) {
   // KJIT_TUNE=first-use: a new problem class is tuned on its first call (blocking), on scratch
   // buffers of the same shape, and the record is stored for every later call and process.
   // Tuning uses a stream of its own: capture needs a real stream, and the caller's queued work

@@ -4,5 +4,6 @@
 
 #include "kjit/config.hpp"
 #include "kjit/error.hpp"
+#include "kjit/options.hpp"
 #include "kjit/runtime.hpp"
 #include "kjit/types.hpp"

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kjit/config.hpp"
+#include "kjit/options.hpp"
 #include "kjit/types.hpp"
 
 namespace kjit {
@@ -34,6 +35,8 @@ class Runtime {
  public:
   /// Options come from the environment (KJIT_* variables).
   Runtime();
+  /// Options as given; the environment is not read.
+  explicit Runtime(const RuntimeOptions& options);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
