@@ -37,7 +37,11 @@ void Dispatcher::tune_first_use(ContextState& state, RowOp op, const RowwiseArgs
   if (!first_use_tuner_ || problem.max_pack != widest || lookup(state, key) ||
       records_.find(state.device, key))
     return;
-  first_use_tuner_(op, args, stream);
+  // Threads that hit the same new class together tune it once; the others wait for the record.
+  tunings_.get_or_make(tuning_key_text(state.device, key), [&] {
+    first_use_tuner_(op, args, stream);
+    return std::make_shared<const bool>(true);
+  });
 }
 
 void Dispatcher::forget(const RowwiseKey& key) {

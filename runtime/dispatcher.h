@@ -62,6 +62,7 @@ class Dispatcher {
   CubinStore cubins_;
   TuneRecords records_;
   FirstUseTuner first_use_tuner_;
+  OnceMap<std::string, bool> tunings_;  // first-use tunings done or under way, by tuning key
   std::shared_mutex contexts_mutex_;
   std::vector<std::unique_ptr<ContextState>> contexts_;
 };

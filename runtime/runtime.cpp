@@ -12,9 +12,8 @@ Runtime::Runtime() : Runtime(RuntimeOptions::from_environment()) {}
 
 Runtime::Runtime(const RuntimeOptions& options) : dispatcher_(std::make_unique<Dispatcher>(options)) {
   // KJIT_TUNE=first-use: a new problem class is tuned on its first call (blocking), on scratch
-  // buffers of the same shape, and the record is stored for every later call and process.
-  // Tuning uses a stream of its own: capture needs a real stream, and the caller's queued work
-  // is left alone.
+  // buffers of the same shape, and the record is kept for every later call and process. Tuning
+  // uses a stream of its own: capture needs a real stream, and the caller's queue is left alone.
   dispatcher_->set_first_use_tuner([this](RowOp op, const RowwiseArgs& args, CUstream) {
     log().info("tuning {} {}->{} {}x{} (first use; a few seconds)", to_string(op),
                to_string(args.in_dtype), to_string(args.out_dtype), args.rows, args.cols);
@@ -32,6 +31,7 @@ void Runtime::record_tuning(const TuneReport& report) {
   dispatcher_->records().put(query_device(device), report.key, report.winner, report.to_json());
   dispatcher_->forget(report.key);  // the next call of this class resolves again, to the winner
 }
+
 Runtime::~Runtime() = default;
 
 void Runtime::softmax(const RowwiseArgs& args, void* stream) {
