@@ -66,6 +66,38 @@ std::size_t pick_winner(const std::vector<CandidateResult>& results, double tie_
   return best;
 }
 
+/// Runs one candidate on scratch set 0, checks it against the reference, and times it: one
+/// quick sample first, and the full timing only if that sample is within reach of the best.
+void evaluate(Runtime& runtime, RowOp op, const ScratchRows& scratch,
+              const std::vector<float>& reference, const TuneOptions& options, CUstream stream,
+              CandidateResult& candidate, double& best_us) {
+  scratch.poison_output(0, stream);
+  runtime.run_with_config(op, scratch.args(0), scratch.scale(0), candidate.config, stream);
+  if (options.sabotage && *options.sabotage == candidate.config)
+    KJIT_CU(cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(scratch.args(0).out), 0x42, 4, stream);
+  KJIT_CU(cuStreamSynchronize, stream);
+  const DType out = scratch.args(0).out_dtype;
+  if (std::string wrong = compare_outputs(scratch.output_as_floats(0), reference, out); !wrong.empty()) {
+    candidate.status = wrong;
+    return;
+  }
+  auto enqueue = [&](CUstream s, int i) {
+    const int set = i % scratch.sets();
+    runtime.run_with_config(op, scratch.args(set), scratch.scale(set), candidate.config, s);
+  };
+  // A few hopeless configs must not dominate the tuning time.
+  TimingOptions probe;
+  probe.launches_per_sample = scratch.sets();
+  probe.warmup_samples = 0;
+  probe.samples = 1;
+  candidate.timing = time_launches(enqueue, stream, probe);
+  if (best_us > 0.0 && candidate.timing.median_us > options.probe_cutoff * best_us) return;
+  TimingOptions timing = options.timing;
+  timing.launches_per_sample = std::max(timing.launches_per_sample, scratch.sets());
+  candidate.timing = time_launches(enqueue, stream, timing);
+  if (best_us == 0.0 || candidate.timing.median_us < best_us) best_us = candidate.timing.median_us;
+}
+
 }  // namespace
 
 const CandidateResult* TuneReport::find(const KernelConfig& config) const {
@@ -120,30 +152,13 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
   double best_us = 0.0;  // fastest fully timed candidate so far
   for (auto& candidate : report.candidates) {
     if (candidate.status != "ok") continue;
-    scratch.poison_output(0, stream);
-    runtime.run_with_config(op, scratch.args(0), scratch.scale(0), candidate.config, stream);
-    if (options.sabotage && *options.sabotage == candidate.config)
-      KJIT_CU(cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(scratch.args(0).out), 0x42, 4, stream);
-    KJIT_CU(cuStreamSynchronize, stream);
-    candidate.status = compare_outputs(scratch.output_as_floats(0), reference, out_dtype);
-    if (!candidate.status.empty()) continue;
-    candidate.status = "ok";
-    auto enqueue = [&](CUstream s, int i) {
-      const int set = i % scratch.sets();
-      runtime.run_with_config(op, scratch.args(set), scratch.scale(set), candidate.config, s);
-    };
-    // One quick sample first: a candidate already far slower than the best so far keeps that
-    // figure and skips the full timing, so a few hopeless configs cannot dominate tuning time.
-    TimingOptions probe;
-    probe.launches_per_sample = scratch.sets();
-    probe.warmup_samples = 0;
-    probe.samples = 1;
-    candidate.timing = time_launches(enqueue, stream, probe);
-    if (best_us > 0.0 && candidate.timing.median_us > options.probe_cutoff * best_us) continue;
-    TimingOptions timing = options.timing;
-    timing.launches_per_sample = std::max(timing.launches_per_sample, scratch.sets());
-    candidate.timing = time_launches(enqueue, stream, timing);
-    if (best_us == 0.0 || candidate.timing.median_us < best_us) best_us = candidate.timing.median_us;
+    try {
+      evaluate(runtime, op, scratch, reference, options, stream, candidate, best_us);
+    } catch (const Error& e) {  // a launch the device refuses loses; it does not end the tuning
+      candidate.status = std::string("failed: ") + e.what();
+      candidate.timing = {};
+      cuda().cuStreamSynchronize(stream);
+    }
   }
   report.winner = report.candidates[pick_winner(report.candidates, options.tie_fraction)].config;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
