@@ -56,6 +56,12 @@ std::optional<KernelConfig> TuneRecords::find(const DeviceProps& device, const R
   }
 }
 
+std::optional<std::string> TuneRecords::find_log(const DeviceProps& device, const RowwiseKey& key) {
+  auto entry = disk_->get(kTuneKind, tuning_key_text(device, key));
+  if (!entry) return std::nullopt;
+  return entry->payload;
+}
+
 bool TuneRecords::put(const DeviceProps& device, const RowwiseKey& key, const KernelConfig& winner,
                       const std::string& log_json) {
   const std::string text = tuning_key_text(device, key);

@@ -38,6 +38,7 @@ void prepare_all(Runtime& runtime, RowOp op, const RowwiseArgs& args,
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t i = next++; i < results.size(); i = next++) {
+      if (results[i].reused) continue;
       try {
         runtime.prepare(op, args, results[i].config);
       } catch (const Error& e) {
@@ -116,10 +117,47 @@ std::string TuneReport::to_json() const {
   for (const auto& c : candidates)
     log["candidates"].push_back({{"config", nlohmann::json::parse(c.config.to_json())},
                                  {"status", c.status},
+                                 {"reused", c.reused},
                                  {"median_us", c.timing.median_us},
                                  {"p20_us", c.timing.p20_us},
                                  {"p80_us", c.timing.p80_us}});
   return log.dump(2);
+}
+
+std::vector<CandidateResult> TuneReport::candidates_from_json(const std::string& log) {
+  try {
+    std::vector<CandidateResult> results;
+    const nlohmann::json parsed = nlohmann::json::parse(log);  // outlives the loop below
+    for (const auto& entry : parsed.at("candidates")) {
+      CandidateResult c;
+      c.config = KernelConfig::from_json(entry.at("config").dump());
+      c.status = entry.at("status").get<std::string>();
+      c.timing.median_us = entry.at("median_us").get<double>();
+      c.timing.p20_us = entry.at("p20_us").get<double>();
+      c.timing.p80_us = entry.at("p80_us").get<double>();
+      results.push_back(c);
+    }
+    return results;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(Status::kErrorInvalidArgument, std::string("tuning log is malformed: ") + e.what());
+  }
+}
+
+int reuse_previous(std::vector<CandidateResult>& candidates,
+                   const std::vector<CandidateResult>& previous) {
+  int reused = 0;
+  for (auto& candidate : candidates) {
+    if (candidate.status != "ok") continue;  // failed to compile now: that stands
+    for (const auto& old : previous) {
+      if (old.config != candidate.config) continue;
+      candidate.status = old.status;
+      candidate.timing = old.timing;
+      candidate.reused = true;
+      ++reused;
+      break;
+    }
+  }
+  return reused;
 }
 
 TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dtype,
@@ -139,6 +177,8 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
   report.key = key_of(planned);
   report.heuristic = choose_rowwise_config(planned, device);
   for (const auto& config : rowwise_candidates(planned, device)) report.candidates.push_back({config});
+  if (options.previous_log)
+    reuse_previous(report.candidates, TuneReport::candidates_from_json(*options.previous_log));
 
   const int threads = options.compile_threads > 0
                           ? options.compile_threads
@@ -150,8 +190,12 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
   const std::vector<float> reference = scratch.output_as_floats(0);
 
   double best_us = 0.0;  // fastest fully timed candidate so far
+  for (const auto& candidate : report.candidates)
+    if (candidate.reused && candidate.status == "ok" &&
+        (best_us == 0.0 || candidate.timing.median_us < best_us))
+      best_us = candidate.timing.median_us;
   for (auto& candidate : report.candidates) {
-    if (candidate.status != "ok") continue;
+    if (candidate.status != "ok" || candidate.reused) continue;
     try {
       evaluate(runtime, op, scratch, reference, options, stream, candidate, best_us);
     } catch (const Error& e) {  // a launch the device refuses loses; it does not end the tuning

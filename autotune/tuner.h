@@ -23,6 +23,9 @@ struct TuneOptions {
   double probe_cutoff = 1.5;     ///< a one-sample probe this much slower than the best: not timed further
   /// Test hook: this candidate's output is corrupted after it runs, so it must lose.
   std::optional<KernelConfig> sabotage;
+  /// An earlier tuning log of the same class (TuneReport::to_json): candidates it timed keep
+  /// their results, and only configs it lacks (the candidate space grew) are run and timed.
+  std::optional<std::string> previous_log;
 };
 
 /// One candidate's outcome.
@@ -30,6 +33,7 @@ struct CandidateResult {
   KernelConfig config;
   std::string status = "ok";  ///< "ok", or why it was rejected ("wrong: ...", "failed: ...")
   Timing timing;              ///< zero unless status is ok
+  bool reused = false;        ///< taken from an earlier tuning log, not measured now
 };
 
 struct TuneReport {
@@ -48,7 +52,14 @@ struct TuneReport {
   const CandidateResult* find(const KernelConfig& config) const;
   /// The whole log as JSON (what a tuning record keeps).
   std::string to_json() const;
+  /// The candidates of a log written by to_json(); throws Error(kErrorInvalidArgument) on
+  /// malformed text.
+  static std::vector<CandidateResult> candidates_from_json(const std::string& log);
 };
+
+/// Copies into `candidates` the results `previous` holds for the same configs; returns how many.
+int reuse_previous(std::vector<CandidateResult>& candidates,
+                   const std::vector<CandidateResult>& previous);
 
 /// Tunes `op` for contiguous [rows, cols] tensors of the given dtypes on the current device.
 /// Allocates its own scratch buffers; never touches the caller's memory.

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "autotune/tune_records.h"
 #include "autotune/tuner.h"
 #include "cli/commands.h"
 #include "cli/shapes.h"
@@ -19,6 +20,7 @@ struct TuneFlags {
   long long rows = 1, cols = 0;
   bool json = false;
   bool save = false;
+  bool full = false;
   std::string cache_dir;
 };
 
@@ -43,7 +45,8 @@ void print_table(const TuneReport& report) {
     const bool ok = c->status == "ok";
     table.add({mark, c->config.to_string(), ok ? format("%.2f", c->timing.median_us) : "-",
                ok ? format("%.2f", c->timing.p20_us) : "-", ok ? format("%.2f", c->timing.p80_us) : "-",
-               ok ? format("%.0f", bytes / (c->timing.median_us * 1e3)) : "-", c->status.substr(0, 80)});
+               ok ? format("%.0f", bytes / (c->timing.median_us * 1e3)) : "-",
+               c->status.substr(0, 80) + (c->reused ? " (earlier run)" : "")});
   }
   table.print();
   const auto* heuristic = report.find(report.heuristic);
@@ -62,10 +65,17 @@ void run_tune(const TuneFlags& flags) {
   if (!flags.cache_dir.empty()) options.cache_dir = flags.cache_dir;
   if (flags.save) options.disk_cache = true;  // a saved record belongs on disk
   Runtime runtime(options);
-  current_or_primary_context();
+  bool on_gpu = false;
+  const DeviceProps device = target_device(0, &on_gpu);
   Stream stream = create_stream();
-  const TuneReport report =
-      tune_rowwise(runtime, parse_row_op(flags.op), in, out, flags.rows, flags.cols, stream.get());
+  TuneOptions tune_options;
+  if (!flags.full) {  // time only what an earlier record of this class has not timed
+    RowwiseProblem planned = contiguous_problem(parse_row_op(flags.op), in, out, flags.rows, flags.cols);
+    planned.rows = bucket_rows(rows_bucket(flags.rows));
+    tune_options.previous_log = TuneRecords(options).find_log(device, key_of(planned));
+  }
+  const TuneReport report = tune_rowwise(runtime, parse_row_op(flags.op), in, out, flags.rows,
+                                         flags.cols, stream.get(), tune_options);
   if (flags.save) runtime.record_tuning(report);
   if (flags.json) std::printf("%s\n", report.to_json().c_str());
   else print_table(report);
@@ -84,6 +94,7 @@ void add_tune_command(CLI::App& app) {
   command->add_option("--cols", flags->cols, "columns per row")->required();
   command->add_flag("--json", flags->json, "print the whole tuning log as JSON");
   command->add_flag("--save", flags->save, "store the winner as this class's tuning record");
+  command->add_flag("--full", flags->full, "time every candidate, even those a record has timed");
   add_cache_dir_option(*command, flags->cache_dir);
   command->callback([flags] { run_tune(*flags); });
 }

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "autotune/tune_records.h"
+#include "autotune/tuner.h"
+#include "kjit/error.hpp"
 #include "runtime/ops/rowwise_heuristics.h"
 
 using namespace kjit;
@@ -67,4 +69,32 @@ TEST_CASE("a tuning record survives the trip through the disk cache") {
   other.cols = 50257;
   CHECK_FALSE(later.find(device, other).has_value());
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a tuning log round-trips and lets a re-tune time only new candidates") {
+  TuneReport report;
+  report.key = sample_key();
+  report.heuristic = {Algorithm::kWarp, 8, 128, 32, 1};
+  report.winner = {Algorithm::kBlockRegs, 8, 256, 256, 1};
+  report.candidates = {{report.heuristic, "ok", {12.5, 12.0, 13.0, 25}},
+                       {report.winner, "ok", {10.25, 10.0, 10.5, 25}},
+                       {{Algorithm::kCluster, 8, 256, 256, 4}, "wrong: element 3", {}}};
+  const auto parsed = TuneReport::candidates_from_json(report.to_json());
+  REQUIRE(parsed.size() == 3);
+  CHECK(parsed[1].config == report.winner);
+  CHECK(parsed[1].timing.median_us == 10.25);
+  CHECK(parsed[2].status == "wrong: element 3");
+
+  // The space grew by one config: only that one is left to run.
+  std::vector<CandidateResult> now = {{report.heuristic}, {report.winner},
+                                      {{Algorithm::kCluster, 8, 256, 256, 4}},
+                                      {{Algorithm::kBlockSmem, 8, 512, 512, 1}}};
+  CHECK(reuse_previous(now, parsed) == 3);
+  CHECK(now[0].reused);
+  CHECK(now[1].timing.median_us == 10.25);
+  CHECK(now[2].status == "wrong: element 3");  // a wrong answer stays rejected
+  CHECK_FALSE(now[3].reused);
+  CHECK(now[3].status == "ok");
+
+  CHECK_THROWS_AS(TuneReport::candidates_from_json("{\"candidates\": [{\"config\": 1}]}"), Error);
 }
