@@ -63,14 +63,14 @@ std::optional<std::string> TuneRecords::find_log(const DeviceProps& device, cons
 }
 
 bool TuneRecords::put(const DeviceProps& device, const RowwiseKey& key, const KernelConfig& winner,
-                      const std::string& log_json) {
+                      const std::string& log_json, const std::string& summary) {
   const std::string text = tuning_key_text(device, key);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     memory_[text] = winner;
   }
   nlohmann::json metadata = {{"winner", nlohmann::json::parse(winner.to_json())},
-                             {"kernel", std::string(to_string(key.op)) + " tuning"},
+                             {"kernel", summary.empty() ? std::string(to_string(key.op)) + " tuning" : summary},
                              {"arch", device.arch}};
   return disk_->put(kTuneKind, text, log_json, metadata);
 }

@@ -34,9 +34,10 @@ class TuneRecords {
   std::optional<KernelConfig> find(const DeviceProps& device, const RowwiseKey& key);
   /// The full tuning log stored with this key's record, if any (for re-tuning incrementally).
   std::optional<std::string> find_log(const DeviceProps& device, const RowwiseKey& key);
-  /// Records a winner with its full log (JSON text); returns false when the disk did not take it.
+  /// Records a winner with its full log (JSON text) and a one-line summary for `kjit inspect`;
+  /// returns false when the disk did not take it.
   bool put(const DeviceProps& device, const RowwiseKey& key, const KernelConfig& winner,
-           const std::string& log_json);
+           const std::string& log_json, const std::string& summary = {});
 
  private:
   std::unique_ptr<cache::LayeredCache> disk_;

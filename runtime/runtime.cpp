@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kjit/runtime.hpp"
 
+#include <cstdio>
+
 #include "autotune/tuner.h"
 #include "runtime/dispatcher.h"
 #include "runtime/driver/handles.h"
@@ -28,7 +30,18 @@ void Runtime::record_tuning(const TuneReport& report) {
   current_or_primary_context();
   CUdevice device = 0;
   KJIT_CU(cuCtxGetDevice, &device);
-  dispatcher_->records().put(query_device(device), report.key, report.winner, report.to_json());
+  // What `kjit inspect` shows for the record: the class, the winner, its time and bandwidth.
+  const CandidateResult* winner = report.find(report.winner);
+  const double bytes = static_cast<double>(report.rows * report.cols) *
+                       (size_of(report.in_dtype) + size_of(report.out_dtype));
+  char summary[256];
+  std::snprintf(summary, sizeof(summary), "tuned %s %s->%s %lldx%lld: %s, %.2f us, %.0f GB/s",
+                to_string(report.op), to_string(report.in_dtype), to_string(report.out_dtype),
+                static_cast<long long>(report.rows), static_cast<long long>(report.cols),
+                report.winner.to_string().c_str(), winner ? winner->timing.median_us : 0.0,
+                winner ? bytes / (winner->timing.median_us * 1e3) : 0.0);
+  dispatcher_->records().put(query_device(device), report.key, report.winner, report.to_json(),
+                             summary);
   dispatcher_->forget(report.key);  // the next call of this class resolves again, to the winner
 }
 
