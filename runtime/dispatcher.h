@@ -37,8 +37,6 @@ class Dispatcher {
   /// Resolves (compiling and loading if needed) without launching; `forced` as in run().
   KernelReport explain(RowOp op, const RowwiseArgs& args, const KernelConfig* forced);
 
-  const EnvSettings& settings() const { return settings_; }
-  CubinStore& cubins() { return cubins_; }
   TuneRecords& records() { return records_; }
 
   /// What KJIT_TUNE=first-use calls for a new problem class that has no tuning record yet;
