@@ -21,14 +21,9 @@ struct BenchFlags {
 
 void run_bench(const BenchFlags& flags) {
   const std::vector<SpecCall> calls = expand_spec(load_spec_file(flags.spec));
-  bool on_gpu = false;
-  try {
-    target_device(0, &on_gpu);
-  } catch (const Error&) {
-    on_gpu = false;
-  }
-  if (!on_gpu) throw Error(Status::kErrorNoDriver, "kjit bench times kernels on a GPU; there is none here");
+  if (!gpu_present()) throw Error(Status::kErrorNoDriver, "kjit bench times kernels on a GPU; there is none here");
   Runtime runtime;
+  current_or_primary_context();  // streams need a current context
   Stream stream = create_stream();
   bench::RowwiseBench bench(runtime, stream.get());
   Table table({"op", "dtype", "shape", "config", "us", "p20", "p80", "GB/s", "%copy"});

@@ -45,13 +45,8 @@ struct Job {
   std::string key_text;
 };
 
-bool has_gpu() {
-  int count = 0;
-  return driver_available() && cuda().cuDeviceGetCount(&count) == CUDA_SUCCESS && count > 0;
-}
-
 void require_gpu_for_tuning() {
-  if (!has_gpu())
+  if (!gpu_present())
     throw Error(Status::kErrorNoDriver,
                 "--tune: tuning times kernels on a GPU and there is none here; precompile without "
                 "--tune, or run it on the target GPU");

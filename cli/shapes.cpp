@@ -57,6 +57,11 @@ DeviceProps target_device(int arch, bool* on_gpu) {
   return nominal_device(arch);
 }
 
+bool gpu_present() {
+  int count = 0;
+  return driver_available() && cuda().cuDeviceGetCount(&count) == CUDA_SUCCESS && count > 0;
+}
+
 Table::Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
 
 void Table::add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }

@@ -23,6 +23,9 @@ int parse_arch(const std::string& text, const char* flag);
 /// or there is no GPU. `arch` 0 means "the GPU's own"; without a GPU that is an error.
 DeviceProps target_device(int arch, bool* on_gpu);
 
+/// True when a driver and at least one GPU are here (never throws).
+bool gpu_present();
+
 /// A left-aligned text table printed column by column.
 class Table {
  public:

@@ -9,6 +9,7 @@
 
 #include "autotune/scratch_rows.h"
 #include "autotune/tuner.h"
+#include "quick_tuning.h"
 #include "support/device_buffer.h"
 
 using namespace kjit;
@@ -46,13 +47,6 @@ class ScopedCacheEnv {
   std::string dir_;
 };
 
-TuneOptions quick_options() {
-  TuneOptions options;
-  options.timing.samples = 5;
-  options.timing.warmup_samples = 1;
-  return options;
-}
-
 }  // namespace
 
 TEST_CASE("a stored tuning record is what later runtimes run, unless tuning is off") {
@@ -63,7 +57,7 @@ TEST_CASE("a stored tuning record is what later runtimes run, unless tuning is o
   KernelConfig heuristic;
   {
     Runtime tuner_runtime;
-    TuneOptions options = quick_options();
+    TuneOptions options = test::quick_tune_options();
     // Make the heuristic's pick lose, so the record must change what runs.
     const TuneReport probe = tune_rowwise(tuner_runtime, RowOp::kSoftmax, DType::kF32, DType::kF32,
                                           256, 3000, stream.get(), options);

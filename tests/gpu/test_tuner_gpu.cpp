@@ -4,20 +4,10 @@
 #include <doctest/doctest.h>
 
 #include "autotune/tuner.h"
+#include "quick_tuning.h"
 #include "support/device_buffer.h"
 
 using namespace kjit;
-
-namespace {
-
-TuneOptions quick_options() {
-  TuneOptions options;
-  options.timing.samples = 7;
-  options.timing.warmup_samples = 1;
-  return options;
-}
-
-}  // namespace
 
 TEST_CASE("tuning picks a verified winner no slower than the heuristic") {
   KJIT_REQUIRE_GPU();
@@ -25,7 +15,7 @@ TEST_CASE("tuning picks a verified winner no slower than the heuristic") {
   Stream stream = create_stream();
   const TuneReport report =
       tune_rowwise(runtime, RowOp::kSoftmax, DType::kF32, DType::kF32, 512, 4096, stream.get(),
-                   quick_options());
+                   test::quick_tune_options());
   REQUIRE(report.candidates.size() >= 2);
   CHECK(report.candidates.front().config == report.heuristic);
   const CandidateResult* winner = report.find(report.winner);
@@ -47,8 +37,8 @@ TEST_CASE("a candidate with a wrong answer is rejected and never wins") {
   Runtime runtime;
   Stream stream = create_stream();
   const TuneReport first = tune_rowwise(runtime, RowOp::kLogSoftmax, DType::kBF16, DType::kBF16,
-                                        64, 2048, stream.get(), quick_options());
-  TuneOptions options = quick_options();
+                                        64, 2048, stream.get(), test::quick_tune_options());
+  TuneOptions options = test::quick_tune_options();
   options.sabotage = first.winner;  // the fastest config now writes a wrong element
   const TuneReport second = tune_rowwise(runtime, RowOp::kLogSoftmax, DType::kBF16, DType::kBF16,
                                          64, 2048, stream.get(), options);
