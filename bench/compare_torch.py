@@ -10,27 +10,22 @@ usage: compare_torch.py LIBKJIT.so [--out RESULTS.md] [--quick]
 """
 import argparse
 import ctypes
-import statistics
 import sys
 
 import torch
 
-F32, F16, BF16 = 0, 1, 2
-DTYPES = {torch.float32: F32, torch.float16: F16, torch.bfloat16: BF16}
+from torch_timing import (DTYPES, WORKING_SET, KjitLib, copy_bandwidth, current_stream_handle,
+                          graph_time_us)
+
 SHAPES = [(65536, 128), (16384, 1024), (8192, 4096), (2048, 16384), (1024, 32000),
           (512, 65536), (64, 262144), (1, 32000), (1, 128256), (1, 151936), (8, 128256),
           (64, 128256)]
 REDUCE_SCALE_SHAPES = [(65536, 1024), (442368, 128)]
-WORKING_SET = 128 << 20
 
 
-class Kjit:
+class Kjit(KjitLib):
     def __init__(self, path):
-        self.lib = ctypes.CDLL(path)
-        self.lib.kjit_last_error.restype = ctypes.c_char_p
-        rt = ctypes.c_void_p()
-        self._check(self.lib.kjit_runtime_create(ctypes.byref(rt)))
-        self.rt = rt
+        super().__init__(path)
         i64, vp = ctypes.c_int64, ctypes.c_void_p
         row_args = [vp, vp, i64, vp, i64, i64, i64, ctypes.c_int, ctypes.c_int, vp]
         self.lib.kjit_softmax.argtypes = row_args
@@ -38,22 +33,18 @@ class Kjit:
         self.lib.kjit_reduce_scale.argtypes = [vp, vp, i64, vp, i64, vp, i64, i64,
                                                ctypes.c_int, ctypes.c_int, vp]
 
-    def _check(self, status):
-        if status != 0:
-            raise RuntimeError(f"kjit status {status}: {self.lib.kjit_last_error().decode()}")
-
     def run(self, op, x, out, scale=None):
-        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        stream = current_stream_handle()
         rows, cols = x.shape
         dt_in, dt_out = DTYPES[x.dtype], DTYPES[out.dtype]
         if op == "reduce_scale":
-            self._check(self.lib.kjit_reduce_scale(
+            self.check(self.lib.kjit_reduce_scale(
                 self.rt, x.data_ptr(), x.stride(0), out.data_ptr(), out.stride(0),
                 scale.data_ptr() if scale is not None else None, rows, cols, dt_in, dt_out, stream))
         else:
             fn = self.lib.kjit_softmax if op == "softmax" else self.lib.kjit_log_softmax
-            self._check(fn(self.rt, x.data_ptr(), x.stride(0), out.data_ptr(), out.stride(0),
-                           rows, cols, dt_in, dt_out, stream))
+            self.check(fn(self.rt, x.data_ptr(), x.stride(0), out.data_ptr(), out.stride(0),
+                          rows, cols, dt_in, dt_out, stream))
 
 
 def torch_op(op):
@@ -62,35 +53,6 @@ def torch_op(op):
     if op == "log_softmax":
         return lambda x: torch.log_softmax(x, -1)
     return lambda x: x / x.abs().amax(-1, keepdim=True)
-
-
-def graph_time_us(enqueue, count, samples=15):
-    """Median per-launch time of `count` launches captured into one graph."""
-    enqueue(0)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for i in range(count):
-            enqueue(i)
-    for _ in range(3):
-        graph.replay()
-    times = []
-    for _ in range(samples):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1000.0 / count)
-    del graph
-    return statistics.median(times)
-
-
-def copy_bandwidth():
-    a = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    b = torch.empty_like(a)
-    us = graph_time_us(lambda i: (b.copy_(a) if i % 2 == 0 else a.copy_(b)), 10)
-    return 2 * a.numel() / (us * 1e-6)
 
 
 def max_error(op, x, out):

@@ -49,6 +49,19 @@ __device__ __forceinline__ float fast_exp(float x) {
   return y;
 }
 
+/// 2^x and log2(x) through the SFU (about 2 ulp): for softmax with a temperature folded into
+/// the exponent's scale.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float fast_log2(float x) {
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 /// max that returns NaN when either side is NaN (torch's amax semantics).
 __device__ __forceinline__ float max_propagate_nan(float a, float b) {
   float r;

@@ -81,16 +81,35 @@ __device__ __forceinline__ void cluster_wait() {
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
-/// Reads the float at the same shared-memory offset as `local` in block `rank` of the cluster.
-__device__ __forceinline__ float load_from_cluster_block(const float* local, unsigned rank) {
+/// The shared::cluster address of `local`'s counterpart in block `rank` of the cluster.
+__device__ __forceinline__ unsigned cluster_address(const void* local, unsigned rank) {
   unsigned local_addr, remote_addr;
   asm volatile("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }"
                : "=r"(local_addr) : "l"(local));
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
                : "=r"(remote_addr) : "r"(local_addr), "r"(rank));
+  return remote_addr;
+}
+
+__device__ __forceinline__ float load_cluster_f32(unsigned address) {
   float v;
-  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote_addr) : "memory");
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(address) : "memory");
   return v;
+}
+__device__ __forceinline__ int load_cluster_s32(unsigned address) {
+  int v;
+  asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(v) : "r"(address) : "memory");
+  return v;
+}
+__device__ __forceinline__ unsigned long long load_cluster_u64(unsigned address) {
+  unsigned long long v;
+  asm volatile("ld.shared::cluster.u64 %0, [%1];" : "=l"(v) : "r"(address) : "memory");
+  return v;
+}
+
+/// Reads the float at the same shared-memory offset as `local` in block `rank` of the cluster.
+__device__ __forceinline__ float load_from_cluster_block(const float* local, unsigned rank) {
+  return load_cluster_f32(cluster_address(local, rank));
 }
 
 /// Combines each cluster block's `slot` (already written, cluster barrier passed): every warp

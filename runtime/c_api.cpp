@@ -92,6 +92,28 @@ kjit_status kjit_reduce_scale(kjit_runtime* rt, const void* in, int64_t in_row_s
   });
 }
 
+kjit_status kjit_softmax_topk(kjit_runtime* rt, const void* logits, int64_t row_stride,
+                              int64_t rows, int64_t cols, kjit_dtype in_dtype, int32_t k,
+                              const int32_t* k_per_row, float temperature, uint32_t flags,
+                              float* probs_out, void* idx_out, kjit_dtype idx_dtype, void* stream) {
+  return guarded([&] {
+    kjit::TopkArgs args;
+    args.logits = logits;
+    args.row_stride = row_stride;
+    args.rows = rows;
+    args.cols = cols;
+    args.in_dtype = static_cast<kjit::DType>(in_dtype);
+    args.k = k;
+    args.k_per_row = k_per_row;
+    args.temperature = temperature;
+    args.flags = flags;
+    args.probs_out = probs_out;
+    args.idx_out = idx_out;
+    args.idx_dtype = static_cast<kjit::DType>(idx_dtype);
+    runtime_of(rt).softmax_topk(args, stream);
+  });
+}
+
 const char* kjit_last_error(void) { return last_error.c_str(); }
 
 }  // extern "C"

@@ -6,12 +6,31 @@
 #include "kjit/error.hpp"
 #include "runtime/compiler/kernel_key.h"
 #include "runtime/ops/rowwise_heuristics.h"
+#include "kernel_sources/topk_params.cuh"
+#include "runtime/ops/topk_kernels.h"
 
 namespace kjit {
 namespace {
 
 RowParams params_of(const RowwiseArgs& args, float* scale_out) {
   return {args.in, args.out, scale_out, args.rows, args.in_row_stride, args.out_row_stride};
+}
+
+KernelReport report_of(const Launchable& launchable) {
+  const CompiledKernel& compiled = *launchable.kernel->compiled;
+  KernelReport report;
+  report.config = launchable.config;
+  report.kernel_key = compiled.key_digest;
+  report.name_expression = compiled.spec.name_expression;
+  report.arch = arch_name(compiled.arch);
+  const ResourceUsage& usage = launchable.kernel->usage;
+  report.registers = usage.registers;
+  report.spill_bytes = usage.spill_stores + usage.spill_loads;
+  report.static_smem = usage.static_smem;
+  report.dynamic_smem = launchable.shape.dynamic_smem;
+  report.cubin_bytes = compiled.cubin.size();
+  report.compile_ms = compiled.compile_ms;
+  return report;
 }
 
 }  // namespace
@@ -62,21 +81,7 @@ KernelReport Dispatcher::explain(RowOp op, const RowwiseArgs& args, const Kernel
   RowwiseProblem problem = validate_rowwise(op, args, nullptr);
   if (problem.rows == 0) problem.rows = 1;
   ContextState& state = state_for(current_or_primary_context());
-  auto launchable = resolve(state, problem, forced);
-  const CompiledKernel& compiled = *launchable->kernel->compiled;
-  KernelReport report;
-  report.config = launchable->config;
-  report.kernel_key = compiled.key_digest;
-  report.name_expression = compiled.spec.name_expression;
-  report.arch = arch_name(compiled.arch);
-  const ResourceUsage& usage = launchable->kernel->usage;
-  report.registers = usage.registers;
-  report.spill_bytes = usage.spill_stores + usage.spill_loads;
-  report.static_smem = usage.static_smem;
-  report.dynamic_smem = launchable->shape.dynamic_smem;
-  report.cubin_bytes = compiled.cubin.size();
-  report.compile_ms = compiled.compile_ms;
-  return report;
+  return report_of(*resolve(state, problem, forced));
 }
 
 ContextState& Dispatcher::state_for(CUcontext context) {
@@ -127,14 +132,78 @@ std::shared_ptr<const Launchable> Dispatcher::resolve(ContextState& state,
 std::shared_ptr<const Launchable> Dispatcher::build(ContextState& state,
                                                     const RowwiseProblem& problem,
                                                     const KernelConfig& config) {
-  const KernelSpec spec = rowwise_kernel_spec(problem, config);
-  LaunchShape shape = rowwise_launch_shape(problem, config, state.device.sm_count);
+  Launchable launchable = load(state, rowwise_kernel_spec(problem, config),
+                               rowwise_launch_shape(problem, config, state.device.sm_count));
+  launchable.config = config;
+  return std::make_shared<const Launchable>(std::move(launchable));
+}
+
+Launchable Dispatcher::load(ContextState& state, const KernelSpec& spec, LaunchShape shape) {
   const int arch = state.device.arch;
   auto loaded = state.modules.get_or_make(kernel_key_text(spec, arch), [&] {
     return load_kernel(cubins_.get(spec, arch), shape);
   });
   if (loaded->max_active_clusters > 0) shape.max_clusters = loaded->max_active_clusters;
-  return std::make_shared<const Launchable>(Launchable{std::move(loaded), config, shape});
+  return Launchable{std::move(loaded), KernelConfig{}, shape};
+}
+
+namespace {
+
+TopkParams topk_params_of(const TopkArgs& args) {
+  // exp(x/T) = 2^(x * log2(e)/T); a temperature so small that the scale overflows still orders
+  // the row, and (x - max) * FLT_MAX gives 0 for the max and -inf (probability 0) elsewhere.
+  const double scale = 1.4426950408889634 / static_cast<double>(args.temperature);
+  const float clamped = scale > 3.4028234663852886e38 ? 3.4028234663852886e38f
+                                                      : static_cast<float>(scale);
+  return {args.logits, args.probs_out, args.idx_out, args.k_per_row, args.rows, args.row_stride,
+          args.k, clamped, args.flags};
+}
+
+}  // namespace
+
+void Dispatcher::run_topk(const TopkArgs& args, CUstream stream, const TopkConfig* forced) {
+  const TopkProblem problem = validate_topk(args);
+  if (problem.rows == 0) return;
+  ContextState& state = state_for(current_or_primary_context());
+  auto launchable = resolve_topk(state, problem, forced);
+  TopkParams params = topk_params_of(args);
+  launchable->launch_blocks(&params, topk_grid(launchable->shape, problem.rows), stream);
+}
+
+KernelReport Dispatcher::explain_topk(const TopkArgs& args, const TopkConfig* forced) {
+  TopkProblem problem = validate_topk(args);
+  if (problem.rows == 0) problem.rows = 1;
+  ContextState& state = state_for(current_or_primary_context());
+  return report_of(*resolve_topk(state, problem, forced));
+}
+
+std::shared_ptr<const Launchable> Dispatcher::resolve_topk(ContextState& state,
+                                                           const TopkProblem& problem,
+                                                           const TopkConfig* forced) {
+  if (forced != nullptr) {
+    const TopkConfig config = complete_topk_config(problem, state.device, *forced);
+    if (std::string why = why_not_topk(problem, state.device, config); !why.empty())
+      throw Error(Status::kErrorInvalidConfig,
+                  "config " + config.to_string() + " cannot run softmax_topk with cols=" +
+                      std::to_string(problem.cols) + ", k=" + std::to_string(problem.k) + ": " + why);
+    return std::make_shared<const Launchable>(
+        load(state, topk_kernel_spec(problem, config), topk_launch_shape(problem, config)));
+  }
+  const TopkDispatchKey key = key_of(problem);
+  {
+    std::shared_lock<std::shared_mutex> lock(state.table_mutex);
+    if (auto found = state.topk_table.find(key); found != state.topk_table.end())
+      return found->second;
+  }
+  // Plan for the bucket's largest k and row count, so every call of the class shares a kernel.
+  TopkProblem planned = problem;
+  planned.k = std::min<std::int64_t>(key.k_bucket, problem.cols);
+  planned.rows = bucket_rows(key.rows_bucket);
+  const TopkConfig config = choose_topk_config(planned, state.device);
+  auto launchable = std::make_shared<const Launchable>(
+      load(state, topk_kernel_spec(problem, config), topk_launch_shape(problem, config)));
+  std::unique_lock<std::shared_mutex> lock(state.table_mutex);
+  return state.topk_table.emplace(key, std::move(launchable)).first->second;
 }
 
 }  // namespace kjit

@@ -15,6 +15,7 @@
 #include "runtime/env.h"
 #include "runtime/loaded_kernel.h"
 #include "runtime/ops/rowwise_problem.h"
+#include "runtime/ops/topk_problem.h"
 
 namespace kjit {
 
@@ -25,6 +26,8 @@ struct ContextState {
   OnceMap<std::string, LoadedKernel> modules;  // by kernel key text
   std::shared_mutex table_mutex;
   std::unordered_map<RowwiseKey, std::shared_ptr<const Launchable>, RowwiseKeyHash> table;
+  std::unordered_map<TopkDispatchKey, std::shared_ptr<const Launchable>, TopkDispatchKeyHash>
+      topk_table;
 };
 
 class Dispatcher {
@@ -36,6 +39,11 @@ class Dispatcher {
            const KernelConfig* forced);
   /// Resolves (compiling and loading if needed) without launching; `forced` as in run().
   KernelReport explain(RowOp op, const RowwiseArgs& args, const KernelConfig* forced);
+
+  /// Fused softmax + top-K: validates, resolves and launches; `forced` as in run().
+  void run_topk(const TopkArgs& args, CUstream stream, const TopkConfig* forced);
+  /// Resolves the top-K kernel (compiling and loading if needed) without launching.
+  KernelReport explain_topk(const TopkArgs& args, const TopkConfig* forced);
 
   TuneRecords& records() { return records_; }
 
@@ -55,6 +63,10 @@ class Dispatcher {
                       const RowwiseProblem& problem, CUstream stream);
   std::shared_ptr<const Launchable> build(ContextState& state, const RowwiseProblem& problem,
                                           const KernelConfig& config);
+  std::shared_ptr<const Launchable> resolve_topk(ContextState& state, const TopkProblem& problem,
+                                                 const TopkConfig* forced);
+  /// The kernel of `spec`, loaded once per context, with its launch shape.
+  Launchable load(ContextState& state, const KernelSpec& spec, LaunchShape shape);
 
   EnvSettings settings_;
   CubinStore cubins_;

@@ -73,8 +73,12 @@ std::shared_ptr<const LoadedKernel> load_kernel(std::shared_ptr<const CompiledKe
 }
 
 void Launchable::launch(const RowParams& params, CUstream stream) const {
-  const auto grid = static_cast<unsigned>(rowwise_grid(shape, params.rows));
-  void* args[] = {const_cast<RowParams*>(&params)};
+  launch_blocks(const_cast<RowParams*>(&params),
+                static_cast<unsigned>(rowwise_grid(shape, params.rows)), stream);
+}
+
+void Launchable::launch_blocks(void* argument_block, unsigned grid, CUstream stream) const {
+  void* args[] = {argument_block};
   if (shape.cluster == 1) {
     KJIT_CU(cuLaunchKernel, kernel->function, grid, 1, 1, static_cast<unsigned>(shape.block), 1, 1,
             static_cast<unsigned>(shape.dynamic_smem), stream, args, nullptr);

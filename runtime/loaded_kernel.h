@@ -36,6 +36,8 @@ struct Launchable {
 
   /// Launches over params.rows rows on `stream`. No allocation, no synchronization.
   void launch(const RowParams& params, CUstream stream) const;
+  /// Launches `grid` blocks with one argument block (the kernel's whole parameter list).
+  void launch_blocks(void* argument_block, unsigned grid, CUstream stream) const;
 };
 
 }  // namespace kjit

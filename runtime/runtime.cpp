@@ -59,6 +59,19 @@ void Runtime::reduce_scale(const RowwiseArgs& args, float* scale_out, void* stre
   dispatcher_->run(RowOp::kReduceScale, args, scale_out, static_cast<CUstream>(stream), nullptr);
 }
 
+void Runtime::softmax_topk(const TopkArgs& args, void* stream) {
+  dispatcher_->run_topk(args, static_cast<CUstream>(stream), nullptr);
+}
+
+void Runtime::softmax_topk_with_config(const TopkArgs& args, const TopkConfig& config,
+                                       void* stream) {
+  dispatcher_->run_topk(args, static_cast<CUstream>(stream), &config);
+}
+
+KernelReport Runtime::explain_topk(const TopkArgs& args, const TopkConfig* config) {
+  return dispatcher_->explain_topk(args, config);
+}
+
 void Runtime::run_with_config(RowOp op, const RowwiseArgs& args, float* scale_out,
                               const KernelConfig& config, void* stream) {
   dispatcher_->run(op, args, scale_out, static_cast<CUstream>(stream), &config);

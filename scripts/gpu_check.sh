@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # On the GPU machine: build, run every test (GPU suites included), the demo, the C++ benchmark
-# and the comparison with torch. Logs go to $OUT (default ./out).
+# and the comparisons with torch (softmax family; softmax + top-K). Logs go to $OUT (default ./out).
 #   bash scripts/gpu_check.sh [--quick]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,4 +38,11 @@ step "host overhead"
 step "compare with torch"
 PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_torch.py "$BUILD/runtime/libkjit.so" \
   --out "$OUT/compare_torch.md" "$@" 2>&1 | tee "$OUT/compare_torch.log" || status=1
+
+step "compare softmax + top-K with torch"
+quick=""  # compare_topk.py takes --quick but none of compare_torch.py's other options
+for arg in "$@"; do [ "$arg" = --quick ] && quick=--quick; done
+PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_topk.py "$BUILD/runtime/libkjit.so" \
+  --out "$OUT/compare_topk.md" --json "$OUT/compare_topk.json" $quick 2>&1 |
+  tee "$OUT/compare_topk.log" || status=1
 exit $status

@@ -46,4 +46,17 @@ struct KernelConfigHash {
   std::size_t operator()(const KernelConfig& config) const noexcept;
 };
 
+/// One point of the fused softmax + top-K configuration space. Zero fields mean "choose for me".
+struct TopkConfig {
+  int pack = 0;     ///< elements per vector load (up to 16 bytes)
+  int threads = 0;  ///< threads per block
+  int unroll = 0;   ///< packs each thread loads per step (bytes in flight)
+  int cluster = 0;  ///< blocks per row: 1, or 2..16 as a thread-block cluster (sm_90+)
+
+  bool operator==(const TopkConfig& other) const noexcept;
+  bool operator!=(const TopkConfig& other) const noexcept { return !(*this == other); }
+  /// e.g. "topk pack=4 threads=512 unroll=4 cluster=16".
+  std::string to_string() const;
+};
+
 }  // namespace kjit

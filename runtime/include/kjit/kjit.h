@@ -54,6 +54,25 @@ kjit_status kjit_reduce_scale(kjit_runtime* rt, const void* in, int64_t in_row_s
                               int64_t cols, kjit_dtype in_dtype, kjit_dtype out_dtype,
                               void* stream);
 
+/* Flags of kjit_softmax_topk. */
+#define KJIT_TOPK_LOGPROBS 1u /* write log-probabilities instead of probabilities */
+#define KJIT_TOPK_RENORM 2u   /* renormalize the k probabilities of each row to sum to 1 */
+/* Largest k kjit_softmax_topk accepts. */
+#define KJIT_MAX_TOPK 4096
+
+/* Fused softmax + top-K for sampling. For each of `rows` rows of `cols` logits (fp32, fp16 or
+ * bf16; rows `row_stride` elements apart): p = softmax(logits / temperature) over the whole row,
+ * then the k largest p, sorted descending, equal values in ascending index order. probs_out is
+ * [rows, k] fp32 and idx_out [rows, k] of KJIT_I32 or KJIT_I64, both contiguous. k_per_row (a
+ * device array of `rows` values, may be NULL) gives each row its own k (clamped to [0, k]); the
+ * slots past it get index -1 and probability 0 (-inf with KJIT_TOPK_LOGPROBS). -inf logits have
+ * probability 0; a row with a NaN gives NaN probabilities (indices stay valid: NaN ranks above
+ * +inf); a row of only -inf logits gives NaN probabilities, as softmax does. */
+kjit_status kjit_softmax_topk(kjit_runtime* rt, const void* logits, int64_t row_stride,
+                              int64_t rows, int64_t cols, kjit_dtype in_dtype, int32_t k,
+                              const int32_t* k_per_row, float temperature, uint32_t flags,
+                              float* probs_out, void* idx_out, kjit_dtype idx_dtype, void* stream);
+
 /* The message of this thread's last failed call ("" if none). Valid until the next kjit call. */
 const char* kjit_last_error(void);
 

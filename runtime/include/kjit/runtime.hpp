@@ -49,6 +49,16 @@ class Runtime {
   /// receives max|in| per row in fp32.
   void reduce_scale(const RowwiseArgs& args, float* scale_out, void* stream = nullptr);
 
+  /// Fused softmax + top-K (see TopkArgs): one pass over the logits.
+  void softmax_topk(const TopkArgs& args, void* stream = nullptr);
+  /// softmax_topk with the given config (zero fields are filled in) instead of the dispatcher's
+  /// choice. Throws Error(kErrorInvalidConfig) when the config cannot run this problem.
+  void softmax_topk_with_config(const TopkArgs& args, const TopkConfig& config,
+                                void* stream = nullptr);
+  /// The kernel softmax_topk would use (or `config`'s, when given), compiled and loaded
+  /// without launching anything.
+  KernelReport explain_topk(const TopkArgs& args, const TopkConfig* config = nullptr);
+
   /// Runs `op` with the given config instead of the dispatcher's choice (zero fields are
   /// filled in). Throws Error(kErrorInvalidConfig) when the config cannot run this problem.
   void run_with_config(RowOp op, const RowwiseArgs& args, float* scale_out,

@@ -37,6 +37,35 @@ struct RowwiseArgs {
   DType out_dtype = DType::kF32;
 };
 
+/// Flags of softmax_topk (values match KJIT_TOPK_* in kjit.h).
+enum TopkFlags : std::uint32_t {
+  kTopkLogProbs = 1u,  ///< write log-probabilities instead of probabilities
+  kTopkRenorm = 2u,    ///< renormalize the k probabilities of each row to sum to 1
+};
+
+/// Fused softmax + top-K over `rows` rows of `cols` logits (device pointers). For each row:
+/// p = softmax(logits / temperature) over the whole row, then the k largest p, sorted
+/// descending, equal values in ascending index order. Outputs are [rows, k], contiguous.
+struct TopkArgs {
+  const void* logits = nullptr;
+  std::int64_t row_stride = 0;  ///< elements between row starts
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  DType in_dtype = DType::kF32;   ///< f32, f16 or bf16
+  std::int32_t k = 1;             ///< 1 .. min(cols, kMaxTopK)
+  /// Optional device array of `rows` values: row r keeps its first k_per_row[r] slots (values are
+  /// clamped to [0, k]); the slots past it get index -1 and probability 0 (log-probability -inf).
+  const std::int32_t* k_per_row = nullptr;
+  float temperature = 1.0f;       ///< > 0 and finite
+  std::uint32_t flags = 0;        ///< TopkFlags
+  float* probs_out = nullptr;     ///< [rows, k] fp32
+  void* idx_out = nullptr;        ///< [rows, k] of idx_dtype
+  DType idx_dtype = DType::kI64;  ///< i32 or i64
+};
+
+/// Largest k softmax_topk accepts.
+constexpr std::int32_t kMaxTopK = 4096;
+
 /// Widest row kjit accepts (columns). Every algorithm handles every width up to it.
 constexpr std::int64_t kMaxCols = std::int64_t{1} << 30;
 

@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Pieces shared by the benchmarks that run kjit beside torch (compare_torch.py, compare_topk.py).
+
+libkjit through ctypes, per-launch times from many launches captured in one CUDA graph, and the
+device's copy bandwidth measured the same way.
+"""
+import ctypes
+import statistics
+
+import torch
+
+# kjit_dtype values (kjit.h).
+F32, F16, BF16, I32, I64 = 0, 1, 2, 3, 4
+DTYPES = {torch.float32: F32, torch.float16: F16, torch.bfloat16: BF16}
+# Bytes of input one timed graph cycles through: more than twice the L2 of an H100 (50 MB) or an
+# H200 (60 MB), so every launch reads its input from memory rather than from the cache.
+WORKING_SET = 128 << 20
+
+
+class KjitLib:
+    """libkjit loaded through ctypes, with one runtime. Subclasses declare the entry points they
+    call (argtypes), so that ctypes converts the arguments to the C types."""
+
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        self.lib.kjit_last_error.restype = ctypes.c_char_p
+        rt = ctypes.c_void_p()
+        self.check(self.lib.kjit_runtime_create(ctypes.byref(rt)))
+        self.rt = rt
+
+    def check(self, status):
+        if status != 0:
+            raise RuntimeError(f"kjit status {status}: {self.lib.kjit_last_error().decode()}")
+
+
+def current_stream_handle():
+    """The CUstream of torch's current stream, for kjit's `stream` argument. While a graph is being
+    captured this is the capture stream: a launch on any other stream would not be captured."""
+    return ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+
+
+_capture_stream = None
+
+
+def capture_stream():
+    """The one side stream every graph here is captured on (capture is not allowed on the legacy
+    default stream). Always the same one, so a library that keeps state per stream sets it up once,
+    in the warm-up before the first capture."""
+    global _capture_stream
+    if _capture_stream is None:
+        _capture_stream = torch.cuda.Stream()
+    return _capture_stream
+
+
+def graph_time_us(enqueue, count, samples=15):
+    """Median per-launch time of `count` launches captured into one graph.
+
+    enqueue(i) launches the i-th call on torch's current stream. One warm-up call runs before the
+    capture, on the capture stream itself: whatever a call does only the first time (JIT
+    compilation, tuning, workspace allocation, per-stream setup) synchronizes or allocates, which
+    is not allowed while capturing. Replays run, and are timed, on the default stream.
+    """
+    side = capture_stream()
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        enqueue(0)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side):
+        for i in range(count):
+            enqueue(i)
+    for _ in range(3):
+        graph.replay()
+    times = []
+    for _ in range(samples):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1000.0 / count)
+    del graph
+    return statistics.median(times)
+
+
+def launches_for(enqueue, target_us, minimum, maximum, calls=8):
+    """How many launches make one graph replay last about `target_us`, within [minimum, maximum].
+
+    The per-launch time is estimated from eager launches on the current stream. For a call bound
+    by launch overhead that estimate includes host time and comes out long, so the replay errs
+    short; `minimum` (one pass over the rotating inputs) may make it longer than the target.
+    """
+    enqueue(0)
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for i in range(calls):
+        enqueue(i)
+    stop.record()
+    stop.synchronize()
+    per_launch_us = max(start.elapsed_time(stop) * 1000.0 / calls, 0.1)
+    return max(minimum, min(maximum, round(target_us / per_launch_us)))
+
+
+def copy_bandwidth():
+    """Device-to-device copy bandwidth in bytes/s, counting bytes read + written."""
+    a = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    b = torch.empty_like(a)
+    us = graph_time_us(lambda i: (b.copy_(a) if i % 2 == 0 else a.copy_(b)), 10)
+    return 2 * a.numel() / (us * 1e-6)

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: Apache-2.0
+// Block-wide selection over distinct TopkKeys held in shared memory: a radix search for a
+// threshold that keeps between `need` and `limit` keys, the compaction to those keys, and a
+// bitonic sort. Every function is called by the whole block with the same arguments.
+#pragma once
+
+#include "topk_keys.cuh"
+
+namespace kjit {
+
+/// Shared scratch of the selection functions.
+struct SelectScratch {
+  unsigned histogram[256];
+  TopkKey prefix;      ///< the digits fixed so far
+  TopkKey threshold;   ///< the answer, once `done`
+  int above;           ///< keys whose digits so far beat `prefix`
+  int done;
+  int kept;
+};
+
+/// Lane `lane` of warp 0 owns bins [8*lane, 8*lane+8). Finds the highest digit d such that
+/// `above` plus the keys with a digit >= d reaches `need`, and records the step's outcome.
+__device__ __forceinline__ void choose_digit(SelectScratch& s, int shift, int need, int limit) {
+  const unsigned lane = threadIdx.x;
+  unsigned bins[8], lane_total = 0;
+#pragma unroll
+  for (int b = 0; b < 8; ++b) {
+    bins[b] = s.histogram[lane * 8 + b];
+    lane_total += bins[b];
+  }
+  unsigned from_lane_up = lane_total;  // keys in this lane's bins and every higher lane's
+#pragma unroll
+  for (int offset = 1; offset < 32; offset *= 2) {
+    const unsigned higher = __shfl_down_sync(0xffffffffu, from_lane_up, offset);
+    if (lane + offset < 32) from_lane_up += higher;
+  }
+  const int above = s.above;
+  int running = above + static_cast<int>(from_lane_up - lane_total);
+  if (running >= need || running + static_cast<int>(lane_total) < need) return;
+  for (int b = 7; b >= 0; --b) {
+    const int with_bin = running + static_cast<int>(bins[b]);
+    if (with_bin >= need) {
+      const TopkKey prefix = (s.prefix << 8) | static_cast<TopkKey>(lane * 8 + b);
+      if (with_bin <= limit) {
+        s.threshold = prefix << shift;
+        s.done = 1;
+      } else {
+        s.prefix = prefix;
+        s.above = running;
+      }
+      return;
+    }
+    running = with_bin;
+  }
+}
+
+/// A threshold t with need <= #(keys >= t) <= limit, for 1 <= need <= n and need <= limit.
+/// Eight-bit digits from the top; keys are distinct, so it ends by the last digit.
+template <int Threads>
+__device__ TopkKey radix_threshold(const TopkKey* keys, int n, int need, int limit,
+                                   SelectScratch& s) {
+  if (threadIdx.x == 0) {
+    s.prefix = 0;
+    s.above = 0;
+    s.done = 0;
+  }
+  const unsigned lane = threadIdx.x % 32;
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    for (int b = threadIdx.x; b < 256; b += Threads) s.histogram[b] = 0;
+    __syncthreads();
+    const TopkKey prefix = s.prefix;
+    for (int base = 0; base < n; base += Threads) {
+      const int i = base + static_cast<int>(threadIdx.x);
+      const TopkKey key = i < n ? keys[i] : 0;
+      const bool counts = i < n && (shift == 56 || (key >> (shift + 8)) == prefix);
+      const unsigned voters = __ballot_sync(0xffffffffu, counts);
+      if (counts) {
+        // Keys cluster in few bins (exponent bits): one atomic per distinct digit per warp.
+        const unsigned digit = static_cast<unsigned>(key >> shift) & 255u;
+        const unsigned peers = __match_any_sync(voters, digit);
+        if (lane == static_cast<unsigned>(__ffs(peers) - 1))
+          atomicAdd(&s.histogram[digit], static_cast<unsigned>(__popc(peers)));
+      }
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) choose_digit(s, shift, need, limit);
+    __syncthreads();
+    if (s.done) break;
+  }
+  return s.threshold;
+}
+
+/// Moves the keys >= threshold to the front of `keys` (in no particular order); returns how
+/// many. Works in rounds: a round's writes land below everything read so far, so one barrier
+/// per round suffices.
+template <int Threads>
+__device__ int keep_at_least(TopkKey* keys, int n, TopkKey threshold, SelectScratch& s) {
+  constexpr int kPerThread = 4;
+  if (threadIdx.x == 0) s.kept = 0;
+  const unsigned lane = threadIdx.x % 32;
+  for (int base = 0; base < n; base += Threads * kPerThread) {
+    TopkKey mine[kPerThread];
+#pragma unroll
+    for (int r = 0; r < kPerThread; ++r) {
+      const int i = base + r * Threads + static_cast<int>(threadIdx.x);
+      mine[r] = i < n ? keys[i] : 0;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < kPerThread; ++r) {
+      const bool keep = mine[r] != 0 && mine[r] >= threshold;
+      const unsigned keepers = __ballot_sync(0xffffffffu, keep);
+      if (keepers == 0) continue;
+      const int leader = __ffs(keepers) - 1;
+      int slot = 0;
+      if (lane == static_cast<unsigned>(leader)) slot = atomicAdd(&s.kept, __popc(keepers));
+      slot = __shfl_sync(0xffffffffu, slot, leader);
+      if (keep) keys[slot + __popc(keepers & ((1u << lane) - 1u))] = mine[r];
+    }
+  }
+  __syncthreads();
+  return s.kept;
+}
+
+/// Sorts keys[0, size) descending; size is a power of two.
+template <int Threads>
+__device__ void bitonic_sort_descending(TopkKey* keys, int size) {
+  for (int run = 2; run <= size; run *= 2) {
+    for (int stride = run / 2; stride > 0; stride /= 2) {
+      for (int pair = threadIdx.x; pair < size / 2; pair += Threads) {
+        const int lo = 2 * pair - (pair & (stride - 1));
+        const int hi = lo + stride;
+        const bool descending = (lo & run) == 0;
+        const TopkKey a = keys[lo], b = keys[hi];
+        if ((a < b) == descending) {
+          keys[lo] = b;
+          keys[hi] = a;
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
+}  // namespace kjit

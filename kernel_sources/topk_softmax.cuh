@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fused softmax + top-K in one pass over the logits. Softmax is monotonic, so the k most
+// probable entries are the k largest logits: each block streams its slice of a row once,
+// keeping the online (max, sum) and admitting into a shared-memory buffer only the elements
+// above a threshold that rises as the buffer fills. ClusterBlocks > 1 (sm_90) splits a row over
+// a thread-block cluster; each block sorts its own best keys and finds every key's place in
+// the row by binary search in the other blocks' lists through distributed shared memory, so
+// the merge is exact without any global scratch memory. Only the k winners become
+// probabilities.
+#pragma once
+
+#include "pack.cuh"
+#include "reduce.cuh"
+#include "topk_params.cuh"
+#include "topk_select.cuh"
+
+namespace kjit {
+
+/// (max, sum of 2^((x - max) * c)) of part of a row, with c = log2(e) / temperature.
+struct TemperedStats {
+  float max;
+  float sum;
+
+  __device__ __forceinline__ static TemperedStats empty() { return {neg_inf(), 0.0f}; }
+  /// A zero sum stays zero, so an all -inf part never computes -inf - -inf.
+  __device__ __forceinline__ static float rescaled(float sum, float from, float to, float c) {
+    return sum == 0.0f ? 0.0f : sum * fast_exp2((from - to) * c);
+  }
+  __device__ __forceinline__ void merge(TemperedStats other, float c) {
+    const float to = fmaxf(max, other.max);
+    sum = rescaled(sum, max, to, c) + rescaled(other.sum, other.max, to, c);
+    max = to;
+  }
+};
+
+__device__ __forceinline__ TemperedStats warp_merge_tempered(TemperedStats s, float c) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2)
+    s.merge({__shfl_xor_sync(0xffffffffu, s.max, offset),
+             __shfl_xor_sync(0xffffffffu, s.sum, offset)}, c);
+  return s;
+}
+
+/// What one block keeps in static shared memory for the row in flight.
+struct TopkBlockState {
+  SelectScratch select;
+  TopkKey threshold;    ///< the buffer admits keys above it
+  int count;            ///< keys in the buffer
+  int final_count;      ///< length of this block's sorted list (read by the cluster)
+  float block_max;      ///< this block's statistics (read by the cluster)
+  float block_sum;
+  float top_sum;        ///< this block's share of the winners' mass (KJIT_TOPK_RENORM)
+  float warp_max[32];
+  float warp_sum[32];
+};
+
+template <int Threads>
+__device__ TemperedStats block_merge_tempered(TemperedStats s, float c, TopkBlockState& state) {
+  s = warp_merge_tempered(s, c);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) {
+    state.warp_max[warp] = s.max;
+    state.warp_sum[warp] = s.sum;
+  }
+  __syncthreads();
+  s = lane < Threads / 32 ? TemperedStats{state.warp_max[lane], state.warp_sum[lane]}
+                          : TemperedStats::empty();
+  return warp_merge_tempered(s, c);
+}
+
+template <typename In, int Pack, int Threads, int Unroll>
+__device__ __forceinline__ void load_tile(const In* row, int start, int end,
+                                          float (&tile)[Unroll][Pack]) {
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u)
+    load_pack<In, Pack>(row, start + (u * Threads + static_cast<int>(threadIdx.x)) * Pack, end,
+                        neg_inf(), tile[u]);
+}
+
+template <int Pack, int Unroll>
+__device__ __forceinline__ void add_tile(TemperedStats& stats, const float (&tile)[Unroll][Pack],
+                                         float c) {
+  float tile_max = tile[0][0];
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u)
+#pragma unroll
+    for (int i = 0; i < Pack; ++i) tile_max = fmaxf(tile_max, tile[u][i]);
+  const float to = fmaxf(stats.max, tile_max);
+  if (to == neg_inf()) return;  // nothing but -inf so far: the sum stays 0
+  float sum = TemperedStats::rescaled(stats.sum, stats.max, to, c);
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u)
+#pragma unroll
+    for (int i = 0; i < Pack; ++i) sum += fast_exp2((tile[u][i] - to) * c);
+  stats = {to, sum};
+}
+
+/// Appends this tile's keys above the threshold to the buffer (one atomic per warp and
+/// element slot). True when the buffer may not hold another whole tile.
+template <int Pack, int Threads, int Unroll, int Room>
+__device__ __forceinline__ bool offer_tile(const float (&tile)[Unroll][Pack], int start, int end,
+                                           TopkKey* keys, TopkBlockState& state) {
+  const TopkKey threshold = state.threshold;
+  const unsigned threshold_high = static_cast<unsigned>(threshold >> 32);
+  bool maybe = false;
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u)
+#pragma unroll
+    for (int i = 0; i < Pack; ++i) maybe |= ordered_bits(tile[u][i]) >= threshold_high;
+  if (!__any_sync(0xffffffffu, maybe)) return false;  // the usual case once the threshold is up
+  const unsigned lane = threadIdx.x % 32;
+  bool crowded = false;
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u) {
+#pragma unroll
+    for (int i = 0; i < Pack; ++i) {
+      const int col = start + (u * Threads + static_cast<int>(threadIdx.x)) * Pack + i;
+      const TopkKey key = col < end ? make_key(tile[u][i], col) : 0;
+      const bool admit = key > threshold;
+      const unsigned admitted = __ballot_sync(0xffffffffu, admit);
+      if (admitted == 0) continue;
+      const int leader = __ffs(admitted) - 1;
+      int slot = 0;
+      if (lane == static_cast<unsigned>(leader)) {
+        slot = atomicAdd(&state.count, __popc(admitted));
+        crowded = slot + __popc(admitted) > Room;
+      }
+      slot = __shfl_sync(0xffffffffu, slot, leader);
+      if (admit) keys[slot + __popc(admitted & ((1u << lane) - 1u))] = key;
+    }
+  }
+  return crowded;
+}
+
+/// Shrinks the buffer to between need and 2*KBucket keys that hold its best `need`, and raises
+/// the admission threshold to the smallest key kept.
+template <int Threads, int KBucket>
+__device__ void compact_buffer(TopkKey* keys, int k_row, TopkBlockState& state) {
+  const int n = state.count;
+  const int need = n < k_row ? n : k_row;
+  const TopkKey threshold = radix_threshold<Threads>(keys, n, need, 2 * KBucket, state.select);
+  const int kept = keep_at_least<Threads>(keys, n, threshold, state.select);
+  if (threadIdx.x == 0) {
+    state.count = kept;
+    state.threshold = threshold;  // keys are distinct: nothing equal to it can arrive
+  }
+  __syncthreads();
+}
+
+/// Streams [begin, end) of one row: returns this thread's statistics and leaves the buffer
+/// holding (at least) the slice's best k_row keys.
+template <typename In, int Pack, int Threads, int Unroll, int KBucket>
+__device__ TemperedStats scan_slice(const In* row, int begin, int end, int k_row, float c,
+                                    TopkKey* keys, TopkBlockState& state) {
+  constexpr int kTile = Threads * Pack * Unroll;
+  constexpr int kRoom = 4 * KBucket;  // the buffer holds kRoom + kTile keys
+  if (threadIdx.x == 0) {
+    state.count = 0;
+    state.threshold = 0;
+  }
+  __syncthreads();
+  TemperedStats stats = TemperedStats::empty();
+  float tile[Unroll][Pack];
+  load_tile<In, Pack, Threads, Unroll>(row, begin, end, tile);
+  for (int start = begin; start < end; start += kTile) {
+    // The next tile's loads are in flight while this one is reduced and filtered.
+    float next[Unroll][Pack];
+    const bool more = start + kTile < end;
+    if (more) load_tile<In, Pack, Threads, Unroll>(row, start + kTile, end, next);
+    add_tile(stats, tile, c);
+    const bool crowded = offer_tile<Pack, Threads, Unroll, kRoom>(tile, start, end, keys, state);
+    if (__syncthreads_or(crowded)) compact_buffer<Threads, KBucket>(keys, k_row, state);
+    if (more) {
+#pragma unroll
+      for (int u = 0; u < Unroll; ++u)
+#pragma unroll
+        for (int i = 0; i < Pack; ++i) tile[u][i] = next[u][i];
+    }
+  }
+  return stats;
+}
+
+/// Cuts the buffer to exactly this block's best `need` keys and sorts them, descending.
+template <int Threads>
+__device__ int sort_best(TopkKey* keys, int k_row, TopkBlockState& state) {
+  int n = state.count;
+  const int need = n < k_row ? n : k_row;
+  if (n > need) {
+    const TopkKey threshold = radix_threshold<Threads>(keys, n, need, need, state.select);
+    n = keep_at_least<Threads>(keys, n, threshold, state.select);
+  }
+  if (need == 0) return 0;
+  int size = 1;
+  while (size < need) size *= 2;
+  for (int i = need + static_cast<int>(threadIdx.x); i < size; i += Threads) keys[i] = 0;
+  __syncthreads();
+  bitonic_sort_descending<Threads>(keys, size);
+  return need;
+}
+
+/// Keys of block `rank`'s sorted list that are greater than `key`.
+__device__ __forceinline__ int count_greater_in(const TopkKey* keys, unsigned rank, int count,
+                                                TopkKey key) {
+  const unsigned list = cluster_address(keys, rank);
+  int lo = 0, hi = count;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (load_cluster_u64(list + 8u * static_cast<unsigned>(mid)) > key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+template <typename Idx>
+__device__ __forceinline__ void write_slot(const TopkParams& p, long long row, int slot,
+                                           TopkKey key, float row_max, float norm) {
+  const long long at = row * p.k + slot;
+  const float scaled = (key_value(key) - row_max) * p.log2e_over_t;
+  p.probs[at] = (p.flags & kTopkFlagLogProbs)
+                    ? (scaled - fast_log2(norm)) * 0.6931471805599453f
+                    : fast_exp2(scaled) / norm;
+  static_cast<Idx*>(p.indices)[at] = static_cast<Idx>(key_col(key));
+}
+
+template <typename Idx, int Threads>
+__device__ void write_unused_slots(const TopkParams& p, long long row, int k_row) {
+  const float empty = (p.flags & kTopkFlagLogProbs) ? neg_inf() : 0.0f;
+  for (int slot = k_row + static_cast<int>(threadIdx.x); slot < p.k; slot += Threads) {
+    p.probs[row * p.k + slot] = empty;
+    static_cast<Idx*>(p.indices)[row * p.k + slot] = static_cast<Idx>(-1);
+  }
+}
+
+/// Sum over the cluster (or the block) of each block's `state.top_sum`.
+template <int Threads, int ClusterBlocks>
+__device__ float row_top_sum(float mine, TopkBlockState& state) {
+  const float block = block_all_reduce<Threads>(mine, SumOp());
+  if constexpr (ClusterBlocks == 1) {
+    return block;
+  } else {
+    if (threadIdx.x == 0) state.top_sum = block;
+    cluster_arrive();
+    cluster_wait();
+    return reduce_cluster_slots<ClusterBlocks>(&state.top_sum, SumOp());
+  }
+}
+
+template <typename In, typename Idx, int Cols, int KBucket, int Pack, int Threads, int Unroll,
+          int ClusterBlocks>
+__global__ void __launch_bounds__(Threads) topk_softmax(const TopkParams params) {
+  static_assert(Threads % 32 == 0 && Threads >= 64 && Threads <= 1024,
+                "topk_softmax: whole warps, 64 to 1024 threads");
+  static_assert(KBucket >= 32 && (KBucket & (KBucket - 1)) == 0,
+                "topk_softmax: KBucket is a power of two >= 32");
+  static_assert(Pack * sizeof(In) <= 16, "topk_softmax: a pack is at most 16 bytes");
+  static_assert(ClusterBlocks >= 1 && ClusterBlocks <= 16, "topk_softmax: 1..16 blocks per row");
+  constexpr int kSliceCols =
+      ((Cols + ClusterBlocks - 1) / ClusterBlocks + Pack - 1) / Pack * Pack;
+  extern __shared__ __align__(16) unsigned char dynamic_smem[];
+  TopkKey* const keys = reinterpret_cast<TopkKey*>(dynamic_smem);
+  int* const ranks = reinterpret_cast<int*>(keys + KBucket);  // past the sorted list
+  __shared__ TopkBlockState state;
+
+  unsigned rank = 0;
+  if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
+  const int begin = static_cast<int>(rank) * kSliceCols;
+  const int end = begin + kSliceCols < Cols ? begin + kSliceCols : Cols;
+  const float c = params.log2e_over_t;
+  const bool renorm = (params.flags & kTopkFlagRenorm) != 0;
+  const long long clusters = gridDim.x / ClusterBlocks;
+  for (long long row = blockIdx.x / ClusterBlocks; row < params.rows; row += clusters) {
+    int k_row = params.k;
+    if (params.k_per_row != nullptr) {
+      k_row = params.k_per_row[row];
+      k_row = k_row < 0 ? 0 : (k_row > params.k ? params.k : k_row);
+    }
+    if (rank == 0) write_unused_slots<Idx, Threads>(params, row, k_row);
+    if (k_row == 0) continue;  // the same for every block of the cluster
+
+    const In* in = static_cast<const In*>(params.logits) + row * params.row_stride;
+    TemperedStats stats =
+        scan_slice<In, Pack, Threads, Unroll, KBucket>(in, begin, end, k_row, c, keys, state);
+    const int listed = sort_best<Threads>(keys, k_row, state);
+    stats = block_merge_tempered<Threads>(stats, c, state);
+
+    // The row's statistics, the other blocks' list lengths, and a bound below which no key can
+    // be among the row's k_row best: with every list holding at least ceil(k_row / blocks)
+    // keys >= b, at least k_row keys of the row are >= b.
+    int counts[ClusterBlocks];
+    TopkKey bound = 0;
+    if constexpr (ClusterBlocks == 1) {
+      counts[0] = listed;
+    } else {
+      if (threadIdx.x == 0) {
+        state.block_max = stats.max;
+        state.block_sum = stats.sum;
+        state.final_count = listed;
+      }
+      cluster_arrive();
+      cluster_wait();
+      const unsigned lane = threadIdx.x % 32;
+      const int each = (k_row + ClusterBlocks - 1) / ClusterBlocks;
+      TemperedStats lane_stats = TemperedStats::empty();
+      int lane_count = 0;
+      TopkKey lane_bound = ~0ull;
+      if (lane < ClusterBlocks) {
+        lane_stats = {load_cluster_f32(cluster_address(&state.block_max, lane)),
+                      load_cluster_f32(cluster_address(&state.block_sum, lane))};
+        lane_count = load_cluster_s32(cluster_address(&state.final_count, lane));
+        lane_bound = lane_count >= each
+                         ? load_cluster_u64(cluster_address(keys, lane) + 8u * (each - 1))
+                         : 0;
+      }
+      stats = warp_merge_tempered(lane_stats, c);
+#pragma unroll
+      for (int offset = 16; offset > 0; offset /= 2) {
+        const TopkKey other = __shfl_xor_sync(0xffffffffu, lane_bound, offset);
+        lane_bound = other < lane_bound ? other : lane_bound;
+      }
+      bound = lane_bound;
+#pragma unroll
+      for (int b = 0; b < ClusterBlocks; ++b) counts[b] = __shfl_sync(0xffffffffu, lane_count, b);
+    }
+
+    // Each listed key's place in the row: its place in its own list plus the keys above it in
+    // the other lists.
+    float top_mass = 0.0f;
+    for (int i = threadIdx.x; i < listed; i += Threads) {
+      const TopkKey key = keys[i];
+      if (key < bound) break;  // lists are sorted: the rest are lower still
+      int place = i;
+      if constexpr (ClusterBlocks > 1) {
+#pragma unroll 1
+        for (int b = 0; b < ClusterBlocks && place < k_row; ++b)
+          if (b != static_cast<int>(rank)) place += count_greater_in(keys, b, counts[b], key);
+      }
+      if (renorm) {
+        // The norm is the winners' own mass: known only once every winner is; write later.
+        ranks[i] = place < k_row ? place : -1;
+        if (place < k_row) top_mass += fast_exp2((key_value(key) - stats.max) * c);
+      } else if (place < k_row) {
+        write_slot<Idx>(params, row, place, key, stats.max, stats.sum);
+      }
+    }
+    if (renorm) {
+      const float norm = row_top_sum<Threads, ClusterBlocks>(top_mass, state);
+      for (int i = threadIdx.x; i < listed; i += Threads) {
+        const TopkKey key = keys[i];
+        if (key < bound) break;
+        if (ranks[i] >= 0) write_slot<Idx>(params, row, ranks[i], key, stats.max, norm);
+      }
+    }
+    if constexpr (ClusterBlocks > 1) {
+      cluster_arrive();  // no block reuses or releases its list while another may read it
+      cluster_wait();
+    } else {
+      __syncthreads();
+    }
+  }
+}
+
+}  // namespace kjit

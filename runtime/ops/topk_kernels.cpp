@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/ops/topk_kernels.h"
+
+#include <algorithm>
+
+#include "kjit/error.hpp"
+
+namespace kjit {
+namespace {
+
+// Static shared memory of the kernel besides the key buffer (TopkBlockState and the block
+// reduction's scratch), rounded up.
+constexpr int kStaticSmemBytes = 2048;
+
+const char* device_type(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return "float";
+    case DType::kF16: return "kjit::f16";
+    case DType::kBF16: return "kjit::bf16";
+    case DType::kI32: return "int";
+    case DType::kI64: return "long long";
+  }
+  throw Error(Status::kErrorInvalidArgument, "dtype has no kernel type");
+}
+
+int widest_pack(const TopkProblem& problem) {
+  return std::min(problem.max_pack, 16 / size_of(problem.in_dtype));
+}
+
+std::int64_t slice_cols(const TopkProblem& problem, int cluster) {
+  return (problem.cols + cluster - 1) / cluster;
+}
+
+int buffer_keys(const TopkProblem& problem, const TopkConfig& config) {
+  return config.threads * config.pack * config.unroll + 4 * topk_bucket(problem.k);
+}
+
+std::int64_t buffer_bytes(const TopkProblem& problem, const TopkConfig& config) {
+  return std::int64_t{buffer_keys(problem, config)} * 8 + kStaticSmemBytes;
+}
+
+/// Blocks per row: enough clusters to give every SM a block while each block keeps a slice
+/// worth streaming; one block per row once the rows alone fill the device.
+int choose_cluster(const TopkProblem& problem, const DeviceProps& device) {
+  if (device.arch < 90) return 1;
+  int cluster = 1;
+  while (cluster < 16 && problem.rows * cluster * 2 <= device.sm_count &&
+         slice_cols(problem, cluster * 2) >= 2048)
+    cluster *= 2;
+  return cluster;
+}
+
+}  // namespace
+
+bool TopkConfig::operator==(const TopkConfig& other) const noexcept {
+  return pack == other.pack && threads == other.threads && unroll == other.unroll &&
+         cluster == other.cluster;
+}
+
+std::string TopkConfig::to_string() const {
+  return "topk pack=" + std::to_string(pack) + " threads=" + std::to_string(threads) +
+         " unroll=" + std::to_string(unroll) + " cluster=" + std::to_string(cluster);
+}
+
+TopkConfig complete_topk_config(const TopkProblem& problem, const DeviceProps& device,
+                                TopkConfig config) {
+  if (config.pack == 0) config.pack = widest_pack(problem);
+  // About 16 values per thread in flight, twice over with the prefetch.
+  const bool pick_unroll = config.unroll == 0, pick_threads = config.threads == 0;
+  if (pick_unroll) config.unroll = std::min(8, std::max(1, 16 / config.pack));
+  if (config.cluster == 0) config.cluster = choose_cluster(problem, device);
+  if (pick_threads) config.threads = slice_cols(problem, config.cluster) >= 4096 ? 512 : 256;
+  // A large k's buffer leaves less room for the tile: shrink what was left to choose.
+  while (buffer_bytes(problem, config) > device.max_smem_per_block) {
+    if (pick_unroll && config.unroll > 1) config.unroll /= 2;
+    else if (pick_threads && config.threads > 128) config.threads /= 2;
+    else break;
+  }
+  return config;
+}
+
+TopkConfig choose_topk_config(const TopkProblem& problem, const DeviceProps& device) {
+  return complete_topk_config(problem, device, TopkConfig{});
+}
+
+std::string why_not_topk(const TopkProblem& problem, const DeviceProps& device,
+                         const TopkConfig& config) {
+  const int pack = config.pack;
+  if (pack < 1 || (pack & (pack - 1)) != 0 || pack * size_of(problem.in_dtype) > 16)
+    return "pack must be a power of two of at most 16 bytes";
+  if (pack > problem.max_pack) return "the logits' alignment allows packs of at most " +
+                                      std::to_string(problem.max_pack);
+  if (config.threads < 64 || config.threads > 1024 || config.threads % 32 != 0)
+    return "threads must be a multiple of 32 in [64, 1024]";
+  if (config.unroll < 1 || config.unroll > 8) return "unroll must be in [1, 8]";
+  if (config.cluster < 1 || config.cluster > 16) return "cluster must be in [1, 16]";
+  if (config.cluster > 1 && device.arch < 90) return "clusters need sm_90 or newer";
+  const std::int64_t smem = buffer_bytes(problem, config);
+  if (smem > device.max_smem_per_block)
+    return "needs " + std::to_string(smem) + " bytes of shared memory; the device allows " +
+           std::to_string(device.max_smem_per_block);
+  return {};
+}
+
+std::vector<TopkConfig> topk_candidates(const TopkProblem& problem, const DeviceProps& device) {
+  std::vector<TopkConfig> candidates{choose_topk_config(problem, device)};
+  const int pack = widest_pack(problem);
+  for (int cluster : {1, 2, 4, 8, 16})
+    for (int threads : {256, 512, 1024})
+      for (int unroll : {16 / pack / 2, 16 / pack}) {
+        const TopkConfig config{pack, threads, std::max(1, unroll), cluster};
+        if (why_not_topk(problem, device, config).empty() &&
+            std::find(candidates.begin(), candidates.end(), config) == candidates.end())
+          candidates.push_back(config);
+      }
+  return candidates;
+}
+
+KernelSpec topk_kernel_spec(const TopkProblem& p, const TopkConfig& c) {
+  return {"topk_softmax.cuh",
+          std::string("kjit::topk_softmax<") + device_type(p.in_dtype) + ", " +
+              device_type(p.idx_dtype) + ", " + std::to_string(p.cols) + ", " +
+              std::to_string(topk_bucket(p.k)) + ", " + std::to_string(c.pack) + ", " +
+              std::to_string(c.threads) + ", " + std::to_string(c.unroll) + ", " +
+              std::to_string(c.cluster) + ">"};
+}
+
+LaunchShape topk_launch_shape(const TopkProblem& problem, const TopkConfig& config) {
+  LaunchShape shape;
+  shape.block = config.threads;
+  shape.cluster = config.cluster;
+  shape.dynamic_smem = buffer_keys(problem, config) * 8;
+  return shape;
+}
+
+unsigned topk_grid(const LaunchShape& shape, std::int64_t rows) noexcept {
+  const std::int64_t max_rows = 0x7fffffff / shape.cluster;
+  return static_cast<unsigned>(std::min(rows, max_rows) * shape.cluster);
+}
+
+}  // namespace kjit

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// A validated softmax + top-K call: what the heuristics, the kernel keys and the dispatch
+// table see.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kjit/types.hpp"
+
+namespace kjit {
+
+/// Everything about a top-K call that decides which kernel runs.
+struct TopkProblem {
+  DType in_dtype = DType::kF32;
+  DType idx_dtype = DType::kI64;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  int k = 1;
+  int max_pack = 1;  ///< widest vector load (elements) the logits pointer and stride allow
+};
+
+/// Checks every argument (naming the bad one) and derives the problem. Throws
+/// Error(kErrorInvalidArgument). rows == 0 is valid (the call is a no-op).
+TopkProblem validate_topk(const TopkArgs& args);
+
+/// The kernels' K bucket: the next power of two >= k, at least 32.
+int topk_bucket(int k) noexcept;
+
+/// The dispatch-table key: k and rows enter through buckets.
+struct TopkDispatchKey {
+  DType in_dtype;
+  DType idx_dtype;
+  std::int64_t cols;
+  int k_bucket;
+  int rows_bucket;
+  int max_pack;
+
+  bool operator==(const TopkDispatchKey& other) const noexcept;
+};
+
+struct TopkDispatchKeyHash {
+  std::size_t operator()(const TopkDispatchKey& key) const noexcept;
+};
+
+TopkDispatchKey key_of(const TopkProblem& problem) noexcept;
+
+}  // namespace kjit

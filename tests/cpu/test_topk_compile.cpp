@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+// Every fused softmax + top-K variant compiles under NVRTC for sm_80 (one block per row) and
+// sm_90 (clusters too): each input and index type, each K bucket, the heuristic's picks at the
+// benchmark's shapes and every candidate of one shape. Needs NVRTC only, no GPU.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kjit/kjit.hpp"
+#include "runtime/compiler/kernel_compiler.h"
+#include "runtime/driver/cuda_api.h"
+#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/topk_kernels.h"
+
+using namespace kjit;
+
+namespace {
+
+struct Variant {
+  TopkProblem problem;
+  TopkConfig config;
+  int arch = 0;
+  std::string error;
+  CompiledKernel kernel;
+};
+
+std::string describe(const Variant& v) {
+  return std::string(to_string(v.problem.in_dtype)) + "/" + to_string(v.problem.idx_dtype) +
+         " rows=" + std::to_string(v.problem.rows) + " cols=" + std::to_string(v.problem.cols) +
+         " k=" + std::to_string(v.problem.k) + " " + v.config.to_string() + " sm_" +
+         std::to_string(v.arch);
+}
+
+TopkProblem problem_of(DType in, DType idx, std::int64_t rows, std::int64_t cols, int k) {
+  return {in, idx, rows, cols, k, 16 / size_of(in)};
+}
+
+void add_heuristic(std::vector<Variant>& variants, int arch, const TopkProblem& problem) {
+  const DeviceProps device = nominal_device(arch);
+  const TopkConfig config = choose_topk_config(problem, device);
+  REQUIRE_MESSAGE(why_not_topk(problem, device, config).empty(), config.to_string());
+  variants.push_back({problem, config, arch, {}, {}});
+}
+
+std::vector<Variant> all_variants() {
+  std::vector<Variant> variants;
+  for (int arch : {80, 90}) {
+    for (DType in : {DType::kF32, DType::kF16, DType::kBF16})
+      for (DType idx : {DType::kI32, DType::kI64})
+        add_heuristic(variants, arch, problem_of(in, idx, 8, 50257, 50));
+    for (int k : {1, 2, 50, 256, 1000, 1024, 2048, 4096})
+      add_heuristic(variants, arch, problem_of(DType::kF32, DType::kI64, 1, 151936, k));
+    for (std::int64_t rows : {1, 8, 64, 256})
+      add_heuristic(variants, arch, problem_of(DType::kF32, DType::kI64, rows, 128256, 50));
+    for (std::int64_t cols : {1, 7, 1000})
+      add_heuristic(variants, arch, problem_of(DType::kF32, DType::kI32, 3, cols, static_cast<int>(cols)));
+  }
+  // Every tuning candidate of one wide shape on sm_90.
+  const TopkProblem wide = problem_of(DType::kF32, DType::kI64, 8, 128256, 50);
+  for (const TopkConfig& config : topk_candidates(wide, nominal_device(90)))
+    variants.push_back({wide, config, 90, {}, {}});
+  return variants;
+}
+
+void compile_all(std::vector<Variant>& variants) {
+  // One compile per distinct kernel: variants that share a spec share the result.
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < variants.size(); i = next++) {
+      Variant& v = variants[i];
+      try {
+        v.kernel = compile_kernel(topk_kernel_spec(v.problem, v.config), v.arch);
+      } catch (const Error& error) {
+        v.error = std::string(error.what()).substr(0, 2000);
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 2; ++t) pool.emplace_back(worker);
+  for (auto& thread : pool) thread.join();
+}
+
+std::string check_compiled(const Variant& v) {
+  if (!v.error.empty()) return "compile failed: " + v.error;
+  const CompiledKernel& k = v.kernel;
+  if (k.cubin.size() < 4 || std::string(k.cubin.data(), 4) != "\x7f" "ELF") return "cubin is not an ELF image";
+  if (!k.usage.found) return driver_available() ? std::string() : "no ptxas resource report";
+  if (k.usage.registers * v.config.threads > 65536)
+    return std::to_string(k.usage.registers) + " registers x " + std::to_string(v.config.threads) +
+           " threads exceed the register file";
+  const int smem = k.usage.static_smem + topk_launch_shape(v.problem, v.config).dynamic_smem;
+  if (smem > nominal_device(v.arch).max_smem_per_block)
+    return "needs " + std::to_string(smem) + " bytes of shared memory";
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("every top-K variant compiles for sm_80 and sm_90") {
+  std::vector<Variant> variants = all_variants();
+  compile_all(variants);
+  std::set<int> clusters_seen;
+  for (const Variant& v : variants) {
+    const std::string why = check_compiled(v);
+    CHECK_MESSAGE(why.empty(), describe(v) << ": " << why);
+    if (why.empty()) clusters_seen.insert(v.config.cluster);
+    if (v.kernel.usage.spill_stores + v.kernel.usage.spill_loads > 0)
+      MESSAGE("spills: " << describe(v));
+  }
+  MESSAGE(variants.size() << " top-K kernels compiled");
+  for (int cluster : {1, 2, 4, 8, 16}) CHECK_MESSAGE(clusters_seen.count(cluster), "no kernel with cluster=" << cluster);
+}
+
+TEST_CASE("top-K configs follow the validity rules") {
+  const DeviceProps a100 = nominal_device(80), h100 = nominal_device(90);
+  const TopkProblem p = problem_of(DType::kF32, DType::kI64, 1, 128256, 50);
+  CHECK(choose_topk_config(p, a100).cluster == 1);
+  CHECK(choose_topk_config(p, h100).cluster == 16);  // one row: spread it over many SMs
+  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 256, 128256, 50), h100).cluster == 1);
+  CHECK(why_not_topk(p, a100, {4, 256, 4, 2}).find("sm_90") != std::string::npos);
+  CHECK(why_not_topk(p, h100, {8, 256, 4, 1}).find("16 bytes") != std::string::npos);
+  CHECK(why_not_topk(p, h100, {4, 100, 4, 1}).find("threads") != std::string::npos);
+  const TopkProblem big_k = problem_of(DType::kF32, DType::kI64, 1, 128256, 4096);
+  CHECK(why_not_topk(big_k, a100, {4, 1024, 8, 1}).find("shared memory") != std::string::npos);
+  const TopkProblem unaligned{DType::kF32, DType::kI64, 4, 1000, 10, 1};
+  CHECK(why_not_topk(unaligned, h100, {4, 256, 4, 1}).find("alignment") != std::string::npos);
+  CHECK(why_not_topk(unaligned, h100, choose_topk_config(unaligned, h100)).empty());
+}
