@@ -9,10 +9,12 @@ namespace kjit {
 typedef unsigned long long TopkKey;
 
 /// The float's bits mapped so that unsigned order is float order; every NaN becomes one value
-/// above +inf (torch.topk ranks NaN first too).
+/// above +inf (torch.topk ranks NaN first too), and -0 becomes +0 (they are equal, so the column
+/// decides).
 __device__ __forceinline__ unsigned ordered_bits(float x) {
   unsigned bits = __float_as_uint(x);
   if (x != x) bits = 0x7fc00000u;
+  if (x == 0.0f) bits = 0u;
   return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
 }
 

@@ -54,7 +54,8 @@ __device__ __forceinline__ void choose_digit(SelectScratch& s, int shift, int ne
   }
 }
 
-/// A threshold t with need <= #(keys >= t) <= limit, for 1 <= need <= n and need <= limit.
+/// A threshold t with need <= #(keys >= t) <= limit, for 1 <= need <= (keys other than 0) and
+/// need <= limit. Zero keys (no element) are never counted.
 /// Eight-bit digits from the top; keys are distinct, so it ends by the last digit.
 template <int Threads>
 __device__ TopkKey radix_threshold(const TopkKey* keys, int n, int need, int limit,
@@ -72,15 +73,19 @@ __device__ TopkKey radix_threshold(const TopkKey* keys, int n, int need, int lim
     for (int base = 0; base < n; base += Threads) {
       const int i = base + static_cast<int>(threadIdx.x);
       const TopkKey key = i < n ? keys[i] : 0;
-      const bool counts = i < n && (shift == 56 || (key >> (shift + 8)) == prefix);
-      const unsigned voters = __ballot_sync(0xffffffffu, counts);
-      if (counts) {
-        // Keys cluster in few bins (exponent bits): one atomic per distinct digit per warp.
-        const unsigned digit = static_cast<unsigned>(key >> shift) & 255u;
-        const unsigned peers = __match_any_sync(voters, digit);
-        if (lane == static_cast<unsigned>(__ffs(peers) - 1))
-          atomicAdd(&s.histogram[digit], static_cast<unsigned>(__popc(peers)));
+      const bool counts = key != 0 && (shift == 56 || (key >> (shift + 8)) == prefix);
+      // Keys crowd into few bins (the exponent's): the warp adds its two most common digits
+      // with one atomic each, and the stragglers one by one.
+      const unsigned digit = counts ? static_cast<unsigned>(key >> shift) & 255u : 0u;
+      unsigned pending = __ballot_sync(0xffffffffu, counts);
+      for (int round = 0; round < 2 && pending != 0; ++round) {
+        const int leader = __ffs(pending) - 1;
+        const unsigned leading = __shfl_sync(0xffffffffu, digit, leader);
+        const unsigned same = __ballot_sync(0xffffffffu, counts && digit == leading) & pending;
+        if (lane == static_cast<unsigned>(leader)) atomicAdd(&s.histogram[leading], __popc(same));
+        pending &= ~same;
       }
+      if (pending & (1u << lane)) atomicAdd(&s.histogram[digit], 1u);
     }
     __syncthreads();
     if (threadIdx.x < 32) choose_digit(s, shift, need, limit);

@@ -132,6 +132,30 @@ __device__ __forceinline__ bool offer_tile(const float (&tile)[Unroll][Pack], in
   return crowded;
 }
 
+/// Sets the admission threshold before the first tile floods the buffer: each thread's best key
+/// is a distinct element, so the k_row-th best of them is a lower bound of the k_row-th best of
+/// the slice. Called with an empty buffer, which it leaves empty.
+template <int Pack, int Threads, int Unroll>
+__device__ void seed_threshold(const float (&tile)[Unroll][Pack], int start, int end, int k_row,
+                               TopkKey* keys, TopkBlockState& state) {
+  TopkKey best = 0;
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u)
+#pragma unroll
+    for (int i = 0; i < Pack; ++i) {
+      const int col = start + (u * Threads + static_cast<int>(threadIdx.x)) * Pack + i;
+      const TopkKey key = col < end ? make_key(tile[u][i], col) : 0;
+      best = key > best ? key : best;
+    }
+  keys[threadIdx.x] = best;
+  const int seeds = __syncthreads_count(best != 0);
+  if (seeds < k_row) return;  // too few elements to bound anything; leaves keys untouched
+  // The zero keys of threads without an element sort last and are never counted as kept.
+  const TopkKey bound = radix_threshold<Threads>(keys, Threads, k_row, 2 * k_row, state.select);
+  if (threadIdx.x == 0) state.threshold = bound - 1;  // admits the bound itself
+  __syncthreads();
+}
+
 /// Shrinks the buffer to between need and 2*KBucket keys that hold its best `need`, and raises
 /// the admission threshold to the smallest key kept.
 template <int Threads, int KBucket>
@@ -162,6 +186,7 @@ __device__ TemperedStats scan_slice(const In* row, int begin, int end, int k_row
   TemperedStats stats = TemperedStats::empty();
   float tile[Unroll][Pack];
   load_tile<In, Pack, Threads, Unroll>(row, begin, end, tile);
+  if (2 * k_row <= Threads) seed_threshold<Pack, Threads, Unroll>(tile, begin, end, k_row, keys, state);
   for (int start = begin; start < end; start += kTile) {
     // The next tile's loads are in flight while this one is reduced and filtered.
     float next[Unroll][Pack];

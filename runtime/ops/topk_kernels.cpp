@@ -40,14 +40,23 @@ std::int64_t buffer_bytes(const TopkProblem& problem, const TopkConfig& config) 
 }
 
 /// Blocks per row: enough clusters to give every SM a block while each block keeps a slice
-/// worth streaming; one block per row once the rows alone fill the device.
+/// worth streaming; one block per row once the rows alone fill the device. Clusters of 16 are
+/// for a single row: the device holds only a few of them at once.
 int choose_cluster(const TopkProblem& problem, const DeviceProps& device) {
   if (device.arch < 90) return 1;
+  const int widest = problem.rows == 1 ? 16 : 8;
   int cluster = 1;
-  while (cluster < 16 && problem.rows * cluster * 2 <= device.sm_count &&
+  while (cluster < widest && problem.rows * cluster * 2 <= device.sm_count &&
          slice_cols(problem, cluster * 2) >= 2048)
     cluster *= 2;
   return cluster;
+}
+
+/// Slices of one or two tiles of 512 threads are reduced by many threads at once; longer
+/// slices stream better with more, smaller blocks per SM.
+int choose_threads(const TopkProblem& problem, const TopkConfig& config) {
+  const std::int64_t tile_512 = std::int64_t{512} * config.pack * config.unroll;
+  return slice_cols(problem, config.cluster) <= 2 * tile_512 ? 512 : 256;
 }
 
 }  // namespace
@@ -69,7 +78,7 @@ TopkConfig complete_topk_config(const TopkProblem& problem, const DeviceProps& d
   const bool pick_unroll = config.unroll == 0, pick_threads = config.threads == 0;
   if (pick_unroll) config.unroll = std::min(8, std::max(1, 16 / config.pack));
   if (config.cluster == 0) config.cluster = choose_cluster(problem, device);
-  if (pick_threads) config.threads = slice_cols(problem, config.cluster) >= 4096 ? 512 : 256;
+  if (pick_threads) config.threads = choose_threads(problem, config);
   // A large k's buffer leaves less room for the tile: shrink what was left to choose.
   while (buffer_bytes(problem, config) > device.max_smem_per_block) {
     if (pick_unroll && config.unroll > 1) config.unroll /= 2;
