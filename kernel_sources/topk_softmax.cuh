@@ -50,6 +50,7 @@ struct TopkBlockState {
   float block_max;      ///< this block's statistics (read by the cluster)
   float block_sum;
   float top_sum;        ///< this block's share of the winners' mass (KJIT_TOPK_RENORM)
+  int list_count[16];   ///< every cluster block's list length
   float warp_max[32];
   float warp_sum[32];
 };
@@ -80,12 +81,13 @@ __device__ __forceinline__ void load_tile(const In* row, int start, int end,
 template <int Pack, int Unroll>
 __device__ __forceinline__ void add_tile(TemperedStats& stats, const float (&tile)[Unroll][Pack],
                                          float c) {
+  // NaN-propagating, so a NaN beside -inf fill still reaches the sum and poisons the row.
   float tile_max = tile[0][0];
 #pragma unroll
   for (int u = 0; u < Unroll; ++u)
 #pragma unroll
-    for (int i = 0; i < Pack; ++i) tile_max = fmaxf(tile_max, tile[u][i]);
-  const float to = fmaxf(stats.max, tile_max);
+    for (int i = 0; i < Pack; ++i) tile_max = max_propagate_nan(tile_max, tile[u][i]);
+  const float to = max_propagate_nan(stats.max, tile_max);
   if (to == neg_inf()) return;  // nothing but -inf so far: the sum stays 0
   float sum = TemperedStats::rescaled(stats.sum, stats.max, to, c);
 #pragma unroll
@@ -152,7 +154,8 @@ __device__ void seed_threshold(const float (&tile)[Unroll][Pack], int start, int
   if (seeds < k_row) return;  // too few elements to bound anything; leaves keys untouched
   // The zero keys of threads without an element sort last and are never counted as kept.
   const TopkKey bound = radix_threshold<Threads>(keys, Threads, k_row, 2 * k_row, state.select);
-  if (threadIdx.x == 0) state.threshold = bound - 1;  // admits the bound itself
+  // 0 bounds nothing; otherwise admit the bound itself.
+  if (threadIdx.x == 0 && bound != 0) state.threshold = bound - 1;
   __syncthreads();
 }
 
@@ -223,6 +226,17 @@ __device__ int sort_best(TopkKey* keys, int k_row, TopkBlockState& state) {
   return need;
 }
 
+/// Keys of a descending list (in this block's shared memory) that are >= `bound`.
+__device__ __forceinline__ int count_at_least(const TopkKey* keys, int count, TopkKey bound) {
+  int lo = 0, hi = count;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (keys[mid] >= bound) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /// Keys of block `rank`'s sorted list that are greater than `key`.
 __device__ __forceinline__ int count_greater_in(const TopkKey* keys, unsigned rank, int count,
                                                 TopkKey key) {
@@ -283,7 +297,7 @@ __global__ void __launch_bounds__(Threads) topk_softmax(const TopkParams params)
       ((Cols + ClusterBlocks - 1) / ClusterBlocks + Pack - 1) / Pack * Pack;
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   TopkKey* const keys = reinterpret_cast<TopkKey*>(dynamic_smem);
-  int* const ranks = reinterpret_cast<int*>(keys + KBucket);  // past the sorted list
+  int* const ranks = reinterpret_cast<int*>(keys + KBucket);  // places, past the sorted list
   __shared__ TopkBlockState state;
 
   unsigned rank = 0;
@@ -311,11 +325,8 @@ __global__ void __launch_bounds__(Threads) topk_softmax(const TopkParams params)
     // The row's statistics, the other blocks' list lengths, and a bound below which no key can
     // be among the row's k_row best: with every list holding at least ceil(k_row / blocks)
     // keys >= b, at least k_row keys of the row are >= b.
-    int counts[ClusterBlocks];
     TopkKey bound = 0;
-    if constexpr (ClusterBlocks == 1) {
-      counts[0] = listed;
-    } else {
+    if constexpr (ClusterBlocks > 1) {
       if (threadIdx.x == 0) {
         state.block_max = stats.max;
         state.block_sum = stats.sum;
@@ -343,37 +354,35 @@ __global__ void __launch_bounds__(Threads) topk_softmax(const TopkParams params)
         lane_bound = other < lane_bound ? other : lane_bound;
       }
       bound = lane_bound;
-#pragma unroll
-      for (int b = 0; b < ClusterBlocks; ++b) counts[b] = __shfl_sync(0xffffffffu, lane_count, b);
+      if (threadIdx.x < ClusterBlocks) state.list_count[threadIdx.x] = lane_count;
     }
 
     // Each listed key's place in the row: its place in its own list plus the keys above it in
-    // the other lists.
-    float top_mass = 0.0f;
-    for (int i = threadIdx.x; i < listed; i += Threads) {
-      const TopkKey key = keys[i];
-      if (key < bound) break;  // lists are sorted: the rest are lower still
-      int place = i;
-      if constexpr (ClusterBlocks > 1) {
-#pragma unroll 1
-        for (int b = 0; b < ClusterBlocks && place < k_row; ++b)
-          if (b != static_cast<int>(rank)) place += count_greater_in(keys, b, counts[b], key);
-      }
-      if (renorm) {
-        // The norm is the winners' own mass: known only once every winner is; write later.
-        ranks[i] = place < k_row ? place : -1;
-        if (place < k_row) top_mass += fast_exp2((key_value(key) - stats.max) * c);
-      } else if (place < k_row) {
-        write_slot<Idx>(params, row, place, key, stats.max, stats.sum);
+    // the other lists, one binary search per (key, other list) pair, spread over the block.
+    const int candidates = count_at_least(keys, listed, bound);
+    for (int i = threadIdx.x; i < candidates; i += Threads) ranks[i] = i;
+    if constexpr (ClusterBlocks > 1) {
+      __syncthreads();
+      for (int pair = threadIdx.x; pair < candidates * ClusterBlocks; pair += Threads) {
+        const int i = pair / ClusterBlocks, b = pair % ClusterBlocks;
+        if (b == static_cast<int>(rank)) continue;
+        const int above = count_greater_in(keys, b, state.list_count[b], keys[i]);
+        if (above > 0) atomicAdd(&ranks[i], above);
       }
     }
+    __syncthreads();
+    float top_mass = 0.0f;
+    for (int i = threadIdx.x; i < candidates; i += Threads) {
+      const int place = ranks[i];
+      if (place >= k_row) continue;
+      if (renorm) top_mass += fast_exp2((key_value(keys[i]) - stats.max) * c);
+      else write_slot<Idx>(params, row, place, keys[i], stats.max, stats.sum);
+    }
     if (renorm) {
+      // The norm is the winners' own mass, known once every winner is.
       const float norm = row_top_sum<Threads, ClusterBlocks>(top_mass, state);
-      for (int i = threadIdx.x; i < listed; i += Threads) {
-        const TopkKey key = keys[i];
-        if (key < bound) break;
-        if (ranks[i] >= 0) write_slot<Idx>(params, row, ranks[i], key, stats.max, norm);
-      }
+      for (int i = threadIdx.x; i < candidates; i += Threads)
+        if (ranks[i] < k_row) write_slot<Idx>(params, row, ranks[i], keys[i], stats.max, norm);
     }
     if constexpr (ClusterBlocks > 1) {
       cluster_arrive();  // no block reuses or releases its list while another may read it

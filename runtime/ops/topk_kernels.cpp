@@ -39,14 +39,14 @@ std::int64_t buffer_bytes(const TopkProblem& problem, const TopkConfig& config) 
   return std::int64_t{buffer_keys(problem, config)} * 8 + kStaticSmemBytes;
 }
 
-/// Blocks per row: enough clusters to give every SM a block while each block keeps a slice
-/// worth streaming; one block per row once the rows alone fill the device. Clusters of 16 are
-/// for a single row: the device holds only a few of them at once.
+/// Blocks per row: enough blocks for three per SM, which keeps enough loads in flight, while
+/// each block keeps a slice worth streaming. Clusters of 16 are for a single row: the device
+/// holds only a few of them at once.
 int choose_cluster(const TopkProblem& problem, const DeviceProps& device) {
   if (device.arch < 90) return 1;
   const int widest = problem.rows == 1 ? 16 : 8;
   int cluster = 1;
-  while (cluster < widest && problem.rows * cluster * 2 <= device.sm_count &&
+  while (cluster < widest && problem.rows * cluster < 3 * device.sm_count &&
          slice_cols(problem, cluster * 2) >= 2048)
     cluster *= 2;
   return cluster;
