@@ -39,14 +39,15 @@ std::int64_t buffer_bytes(const TopkProblem& problem, const TopkConfig& config) 
   return std::int64_t{buffer_keys(problem, config)} * 8 + kStaticSmemBytes;
 }
 
-/// Blocks per row: enough blocks for three per SM, which keeps enough loads in flight, while
-/// each block keeps a slice worth streaming. Clusters of 16 are for a single row: the device
-/// holds only a few of them at once.
+/// Blocks per row: spread few rows over the SMs, while each block keeps a slice worth
+/// streaming; one block per row once the rows fill half the device (measured on the H100: two
+/// blocks per row at 256 rows, or eight at 64, were slower than one and two). Clusters of 16 are
+/// for a single row: the device holds only a few of them at once.
 int choose_cluster(const TopkProblem& problem, const DeviceProps& device) {
   if (device.arch < 90) return 1;
   const int widest = problem.rows == 1 ? 16 : 8;
   int cluster = 1;
-  while (cluster < widest && problem.rows * cluster < 3 * device.sm_count &&
+  while (cluster < widest && problem.rows * cluster * 2 <= device.sm_count &&
          slice_cols(problem, cluster * 2) >= 2048)
     cluster *= 2;
   return cluster;
@@ -74,11 +75,13 @@ std::string TopkConfig::to_string() const {
 TopkConfig complete_topk_config(const TopkProblem& problem, const DeviceProps& device,
                                 TopkConfig config) {
   if (config.pack == 0) config.pack = widest_pack(problem);
-  // About 16 values per thread in flight, twice over with the prefetch.
   const bool pick_unroll = config.unroll == 0, pick_threads = config.threads == 0;
-  if (pick_unroll) config.unroll = std::min(8, std::max(1, 16 / config.pack));
   if (config.cluster == 0) config.cluster = choose_cluster(problem, device);
+  // About 16 values per thread in flight, twice over with the prefetch; long slices stream with
+  // twice that, since few blocks share an SM.
+  if (pick_unroll) config.unroll = std::min(8, std::max(1, 16 / config.pack));
   if (pick_threads) config.threads = choose_threads(problem, config);
+  if (pick_unroll && config.threads == 256) config.unroll = std::min(8, 2 * config.unroll);
   // A large k's buffer leaves less room for the tile: shrink what was left to choose.
   while (buffer_bytes(problem, config) > device.max_smem_per_block) {
     if (pick_unroll && config.unroll > 1) config.unroll /= 2;
