@@ -4,15 +4,14 @@
 // block. Needs NVRTC only, no GPU; compiles run on a pool of two threads.
 #include <doctest/doctest.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "kjit/kjit.hpp"
+#include "support/parallel.h"
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/driver/cuda_api.h"
 #include "runtime/compiler/kernel_key.h"
@@ -23,7 +22,7 @@ using namespace kjit;
 
 namespace {
 
-constexpr int kPoolThreads = 2;
+constexpr unsigned kPoolThreads = 2;
 constexpr std::int64_t kRows = 256;
 const std::int64_t kWidths[] = {1, 3, 32, 1000, 1024, 4097, 50257, 262144};
 // 16-bit types share the kernels' code paths with f32; a few widths cover their packing.
@@ -88,20 +87,14 @@ std::vector<Variant> all_variants() {
 }
 
 void compile_all(std::vector<Variant>& variants) {
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t i = next++; i < variants.size(); i = next++) {
-      Variant& v = variants[i];
-      try {
-        v.kernel = compile_kernel(rowwise_kernel_spec(v.problem, v.config), v.arch);
-      } catch (const Error& error) {
-        v.error = std::string(error.what()).substr(0, 2000);
-      }
+  test::parallel_for(variants.size(), kPoolThreads, [&](std::size_t i) {
+    Variant& v = variants[i];
+    try {
+      v.kernel = compile_kernel(rowwise_kernel_spec(v.problem, v.config), v.arch);
+    } catch (const Error& error) {
+      v.error = std::string(error.what()).substr(0, 2000);
     }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 0; t < kPoolThreads; ++t) pool.emplace_back(worker);
-  for (auto& thread : pool) thread.join();
+  });
 }
 
 // What a usable compile must look like; empty when it does.

@@ -4,14 +4,13 @@
 // benchmark's shapes and every candidate of one shape. Needs NVRTC only, no GPU.
 #include <doctest/doctest.h>
 
-#include <atomic>
 #include <cstdint>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "kjit/kjit.hpp"
+#include "support/parallel.h"
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/driver/cuda_api.h"
 #include "runtime/ops/rowwise_heuristics.h"
@@ -20,6 +19,8 @@
 using namespace kjit;
 
 namespace {
+
+constexpr unsigned kPoolThreads = 2;
 
 struct Variant {
   TopkProblem problem;
@@ -68,21 +69,14 @@ std::vector<Variant> all_variants() {
 }
 
 void compile_all(std::vector<Variant>& variants) {
-  // One compile per distinct kernel: variants that share a spec share the result.
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t i = next++; i < variants.size(); i = next++) {
-      Variant& v = variants[i];
-      try {
-        v.kernel = compile_kernel(topk_kernel_spec(v.problem, v.config), v.arch);
-      } catch (const Error& error) {
-        v.error = std::string(error.what()).substr(0, 2000);
-      }
+  test::parallel_for(variants.size(), kPoolThreads, [&](std::size_t i) {
+    Variant& v = variants[i];
+    try {
+      v.kernel = compile_kernel(topk_kernel_spec(v.problem, v.config), v.arch);
+    } catch (const Error& error) {
+      v.error = std::string(error.what()).substr(0, 2000);
     }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 0; t < 2; ++t) pool.emplace_back(worker);
-  for (auto& thread : pool) thread.join();
+  });
 }
 
 std::string check_compiled(const Variant& v) {

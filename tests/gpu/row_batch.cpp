@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "parallel.h"
+#include "support/parallel.h"
 #include "row_inputs.h"
 #include "support/reference.h"
 

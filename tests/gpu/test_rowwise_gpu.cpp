@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "kjit/kjit.hpp"
-#include "parallel.h"
+#include "support/parallel.h"
 #include "row_batch.h"
 #include "row_inputs.h"
 #include "runtime/ops/rowwise_heuristics.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "kjit/kjit.hpp"
-#include "parallel.h"
+#include "support/parallel.h"
 #include "row_inputs.h"
 #include "runtime/driver/context.h"
 #include "runtime/driver/handles.h"

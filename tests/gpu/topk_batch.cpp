@@ -6,7 +6,7 @@
 #include <limits>
 #include <utility>
 
-#include "parallel.h"
+#include "support/parallel.h"
 #include "runtime/driver/context.h"
 #include "support/topk_reference.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// A fork-join loop for the GPU suites: host-side generation and checking of large batches, and
-// many independent cases in flight at once so that kernel compiles overlap.
+// A fork-join loop for the suites: NVRTC compiles on a pool, host-side generation and checking
+// of large batches, and many independent GPU cases in flight at once so that compiles overlap.
 #pragma once
 
 #include <algorithm>
