@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "kjit/kjit.hpp"
-#include "support/parallel.h"
+#include "support/compile_pool.h"
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/driver/cuda_api.h"
 #include "runtime/compiler/kernel_key.h"
@@ -86,17 +86,6 @@ std::vector<Variant> all_variants() {
   return variants;
 }
 
-void compile_all(std::vector<Variant>& variants) {
-  test::parallel_for(variants.size(), kPoolThreads, [&](std::size_t i) {
-    Variant& v = variants[i];
-    try {
-      v.kernel = compile_kernel(rowwise_kernel_spec(v.problem, v.config), v.arch);
-    } catch (const Error& error) {
-      v.error = std::string(error.what()).substr(0, 2000);
-    }
-  });
-}
-
 // What a usable compile must look like; empty when it does.
 std::string check_compiled(const Variant& v) {
   if (!v.error.empty()) return "compile failed: " + v.error;
@@ -126,7 +115,8 @@ std::string check_compiled(const Variant& v) {
 TEST_CASE("every valid algorithm x op x width compiles for sm_80 and sm_90") {
   std::vector<Variant> variants = all_variants();
   const auto start = std::chrono::steady_clock::now();
-  compile_all(variants);
+  test::compile_variants(variants, kPoolThreads,
+                         [](const Variant& v) { return rowwise_kernel_spec(v.problem, v.config); });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   MESSAGE(variants.size() << " kernels compiled in " << seconds << " s on " << kPoolThreads << " threads");
 

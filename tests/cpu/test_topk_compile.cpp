@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kjit/kjit.hpp"
-#include "support/parallel.h"
+#include "support/compile_pool.h"
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/driver/cuda_api.h"
 #include "runtime/ops/rowwise_heuristics.h"
@@ -68,17 +68,6 @@ std::vector<Variant> all_variants() {
   return variants;
 }
 
-void compile_all(std::vector<Variant>& variants) {
-  test::parallel_for(variants.size(), kPoolThreads, [&](std::size_t i) {
-    Variant& v = variants[i];
-    try {
-      v.kernel = compile_kernel(topk_kernel_spec(v.problem, v.config), v.arch);
-    } catch (const Error& error) {
-      v.error = std::string(error.what()).substr(0, 2000);
-    }
-  });
-}
-
 std::string check_compiled(const Variant& v) {
   if (!v.error.empty()) return "compile failed: " + v.error;
   const CompiledKernel& k = v.kernel;
@@ -97,7 +86,8 @@ std::string check_compiled(const Variant& v) {
 
 TEST_CASE("every top-K variant compiles for sm_80 and sm_90") {
   std::vector<Variant> variants = all_variants();
-  compile_all(variants);
+  test::compile_variants(variants, kPoolThreads,
+                         [](const Variant& v) { return topk_kernel_spec(v.problem, v.config); });
   std::set<int> clusters_seen;
   for (const Variant& v : variants) {
     const std::string why = check_compiled(v);
