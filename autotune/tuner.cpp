@@ -18,6 +18,10 @@ namespace {
 
 /// Both outputs come from fp32 math rounded to the output type: they may differ by rounding,
 /// never by more. Empty when they agree.
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 std::string compare_outputs(const std::vector<float>& got, const std::vector<float>& ref, DType out) {
   const double relative = out == DType::kF32 ? 2e-5 : (out == DType::kBF16 ? 1.0 / 64 : 1.0 / 512);
   const double absolute = out == DType::kF32 ? 2e-6 : 1e-6;
@@ -71,7 +75,8 @@ std::size_t pick_winner(const std::vector<CandidateResult>& results, double tie_
 /// quick sample first, and the full timing only if that sample is within reach of the best.
 void evaluate(Runtime& runtime, RowOp op, const ScratchRows& scratch,
               const std::vector<float>& reference, const TuneOptions& options, CUstream stream,
-              CandidateResult& candidate, double& best_us) {
+              CandidateResult& candidate, double& best_us, TuneReport::Phases& phases) {
+  auto start = std::chrono::steady_clock::now();
   scratch.poison_output(0, stream);
   runtime.run_with_config(op, scratch.args(0), scratch.scale(0), candidate.config, stream);
   if (options.sabotage && *options.sabotage == candidate.config)
@@ -80,8 +85,11 @@ void evaluate(Runtime& runtime, RowOp op, const ScratchRows& scratch,
   const DType out = scratch.args(0).out_dtype;
   if (std::string wrong = compare_outputs(scratch.output_as_floats(0), reference, out); !wrong.empty()) {
     candidate.status = wrong;
+    phases.check += seconds_since(start);
     return;
   }
+  phases.check += seconds_since(start);
+  start = std::chrono::steady_clock::now();
   auto enqueue = [&](CUstream s, int i) {
     const int set = i % scratch.sets();
     runtime.run_with_config(op, scratch.args(set), scratch.scale(set), candidate.config, s);
@@ -92,11 +100,15 @@ void evaluate(Runtime& runtime, RowOp op, const ScratchRows& scratch,
   probe.warmup_samples = 0;
   probe.samples = 1;
   candidate.timing = time_launches(enqueue, stream, probe);
-  if (best_us > 0.0 && candidate.timing.median_us > options.probe_cutoff * best_us) return;
+  if (best_us > 0.0 && candidate.timing.median_us > options.probe_cutoff * best_us) {
+    phases.timing += seconds_since(start);
+    return;
+  }
   TimingOptions timing = options.timing;
   timing.launches_per_sample = std::max(timing.launches_per_sample, scratch.sets());
   candidate.timing = time_launches(enqueue, stream, timing);
   if (best_us == 0.0 || candidate.timing.median_us < best_us) best_us = candidate.timing.median_us;
+  phases.timing += seconds_since(start);
 }
 
 }  // namespace
@@ -113,6 +125,8 @@ std::string TuneReport::to_json() const {
       {"rows", rows},               {"cols", cols},              {"device", device},
       {"heuristic", nlohmann::json::parse(heuristic.to_json())},
       {"winner", nlohmann::json::parse(winner.to_json())},       {"seconds", seconds},
+      {"phase_seconds", {{"setup", phases.setup}, {"compile", phases.compile},
+                         {"check", phases.check}, {"timing", phases.timing}}},
       {"candidates", nlohmann::json::array()}};
   for (const auto& c : candidates)
     log["candidates"].push_back({{"config", nlohmann::json::parse(c.config.to_json())},
@@ -183,11 +197,16 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
   const int threads = options.compile_threads > 0
                           ? options.compile_threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto phase_start = std::chrono::steady_clock::now();
+  report.phases.setup = seconds_since(start);
   prepare_all(runtime, op, scratch.args(0), report.candidates, threads);
+  report.phases.compile = seconds_since(phase_start);
 
+  phase_start = std::chrono::steady_clock::now();
   runtime.run_with_config(op, scratch.args(0), scratch.scale(0), {Algorithm::kBlockOnline}, stream);
   KJIT_CU(cuStreamSynchronize, stream);
   const std::vector<float> reference = scratch.output_as_floats(0);
+  report.phases.setup += seconds_since(phase_start);
 
   double best_us = 0.0;  // fastest fully timed candidate so far
   for (const auto& candidate : report.candidates)
@@ -197,7 +216,7 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
   for (auto& candidate : report.candidates) {
     if (candidate.status != "ok" || candidate.reused) continue;
     try {
-      evaluate(runtime, op, scratch, reference, options, stream, candidate, best_us);
+      evaluate(runtime, op, scratch, reference, options, stream, candidate, best_us, report.phases);
     } catch (const Error& e) {  // a launch the device refuses loses; it does not end the tuning
       candidate.status = std::string("failed: ") + e.what();
       candidate.timing = {};
@@ -205,7 +224,7 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
     }
   }
   report.winner = report.candidates[pick_winner(report.candidates, options.tie_fraction)].config;
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.seconds = seconds_since(start);
   return report;
 }
 

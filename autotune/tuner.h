@@ -47,6 +47,11 @@ struct TuneReport {
   KernelConfig heuristic;        ///< what the heuristics pick (always a candidate, first)
   KernelConfig winner;
   double seconds = 0.0;          ///< wall time of the whole tuning
+  /// Where that time went: buffers and reference, compiling and loading, checking outputs,
+  /// timing.
+  struct Phases {
+    double setup = 0.0, compile = 0.0, check = 0.0, timing = 0.0;
+  } phases;
   std::vector<CandidateResult> candidates;  ///< in the fixed candidate order
 
   const CandidateResult* find(const KernelConfig& config) const;

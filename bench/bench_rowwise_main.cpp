@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// kjit_bench_rowwise [--json FILE]: times every benchmark shape of softmax, log_softmax and
-// reduce_scale in f32 and bf16 and prints a markdown table (and JSON for the comparison script).
+// kjit_bench_rowwise [--json FILE] [--min-elements N]: times every benchmark shape of softmax,
+// log_softmax and reduce_scale in f32 and bf16 (those of at least N elements) and prints a
+// markdown table (and JSON for the comparison script). Set KJIT_TUNE=off to time the heuristics'
+// picks, or leave it at cached to time the tuning records' winners.
 // kjit_bench_rowwise --host: host-side costs (cold start from the disk cache, hot path).
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <fstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -41,8 +44,33 @@ int host_main() {
   return 0;
 }
 
+struct BenchFlags {
+  const char* json_path = nullptr;
+  long long min_elements = 0;
+  bool host = false;
+  bool valid = true;
+};
+
+BenchFlags parse_flags(int argc, char** argv) {
+  BenchFlags flags;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--host") flags.host = true;
+    else if (arg == "--json" && has_value) flags.json_path = argv[++i];
+    else if (arg == "--min-elements" && has_value) flags.min_elements = std::atoll(argv[++i]);
+    else flags.valid = false;
+  }
+  return flags;
+}
+
 int main(int argc, char** argv) {
-  if (argc == 2 && std::strcmp(argv[1], "--host") == 0) {
+  const BenchFlags flags = parse_flags(argc, argv);
+  if (!flags.valid) {
+    std::fprintf(stderr, "usage: kjit_bench_rowwise [--json FILE] [--min-elements N] | --host\n");
+    return 2;
+  }
+  if (flags.host) {
     try {
       return host_main();
     } catch (const kjit::Error& e) {
@@ -50,7 +78,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  const char* json_path = argc == 3 && std::strcmp(argv[1], "--json") == 0 ? argv[2] : nullptr;
+  const char* json_path = flags.json_path;
   try {
     kjit::Runtime runtime;
     kjit::current_or_primary_context();  // streams need a current context
@@ -60,6 +88,7 @@ int main(int argc, char** argv) {
     std::printf("| op | dtype | shape | config | us | GB/s | %% copy |\n|---|---|---|---|---|---|---|\n");
     nlohmann::json out = {{"copy_gb_per_s", bench.copy_bandwidth() / 1e9}, {"results", nlohmann::json::array()}};
     for (const auto& shape : all_shapes()) {
+      if (shape.rows * shape.cols < flags.min_elements) continue;
       const auto r = bench.run(shape);
       std::printf("| %s | %s | %s | %s | %.2f | %.0f | %.1f |\n", kjit::to_string(shape.op),
                   kjit::to_string(shape.in_dtype), kjit::bench::shape_name(shape).c_str(),

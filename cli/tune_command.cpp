@@ -34,10 +34,12 @@ void print_table(const TuneReport& report) {
     if (a_ok != b_ok) return a_ok;
     return a_ok && a->timing.median_us < b->timing.median_us;
   });
-  std::printf("%s %s->%s %lldx%lld on %s: %zu candidates in %.1f s\n\n", to_string(report.op),
-              to_string(report.in_dtype), to_string(report.out_dtype),
+  std::printf("%s %s->%s %lldx%lld on %s: %zu candidates in %.2f s (setup %.2f, compile %.2f, "
+              "check %.2f, timing %.2f)\n\n",
+              to_string(report.op), to_string(report.in_dtype), to_string(report.out_dtype),
               static_cast<long long>(report.rows), static_cast<long long>(report.cols),
-              report.device.c_str(), report.candidates.size(), report.seconds);
+              report.device.c_str(), report.candidates.size(), report.seconds, report.phases.setup,
+              report.phases.compile, report.phases.check, report.phases.timing);
   Table table({"", "config", "median_us", "p20_us", "p80_us", "GB/s", "status"});
   for (const auto* c : order) {
     std::string mark = c->config == report.winner ? "*" : "";

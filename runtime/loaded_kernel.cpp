@@ -66,7 +66,8 @@ std::shared_ptr<const LoadedKernel> load_kernel(std::shared_ptr<const CompiledKe
   if (shape.cluster > 8)
     KJIT_CU(cuFuncSetAttribute, loaded->function,
             CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
-  if (shape.cluster > 1) loaded->max_active_clusters = active_clusters(loaded->function, shape);
+  if (shape.cluster > 1 || shape.persistent)
+    loaded->max_active_clusters = active_clusters(loaded->function, shape);
   loaded->usage = compiled->usage.found ? compiled->usage : usage_of(loaded->function);
   loaded->compiled = std::move(compiled);
   return loaded;

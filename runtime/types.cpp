@@ -59,6 +59,7 @@ const char* to_string(Algorithm algorithm) noexcept {
     case Algorithm::kBlockOnline: return "block_online";
     case Algorithm::kCluster: return "cluster";
     case Algorithm::kClusterSmem: return "cluster_smem";
+    case Algorithm::kStream: return "stream";
   }
   return "unknown";
 }
@@ -66,11 +67,11 @@ const char* to_string(Algorithm algorithm) noexcept {
 Algorithm parse_algorithm(const std::string& text) {
   for (Algorithm algorithm : {Algorithm::kAuto, Algorithm::kWarp, Algorithm::kBlockRegs,
                               Algorithm::kBlockSmem, Algorithm::kBlockOnline, Algorithm::kCluster,
-                              Algorithm::kClusterSmem})
+                              Algorithm::kClusterSmem, Algorithm::kStream})
     if (text == to_string(algorithm)) return algorithm;
   throw Error(Status::kErrorInvalidArgument,
               "algorithm '" + text +
-                  "' is not one of auto, warp, block_regs, block_smem, block_online, cluster, cluster_smem");
+                  "' is not one of auto, warp, block_regs, block_smem, block_online, cluster, cluster_smem, stream");
 }
 
 }  // namespace kjit

@@ -26,6 +26,13 @@ constexpr int kSmemReserve = 2048;       // static shared memory of the block re
 // Shared-memory slices of at most this many bytes: three blocks fit an SM's 227 KB, so their
 // loads, barriers and stores overlap.
 constexpr std::int64_t kTargetSliceBytes = 64 * 1024;
+// Stream kernel: rows up to this many bytes go several to a tile, one per group of lanes;
+// longer rows are split over a cluster until a slice is at most kStreamSliceBytes, so that two
+// double-buffered blocks fit an SM.
+constexpr std::int64_t kStreamShortRowBytes = 4096;
+constexpr std::int64_t kStreamTileBytes = 32 * 1024;
+constexpr std::int64_t kStreamSliceBytes = 48 * 1024;
+constexpr int kStreamThreads = 512;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -94,6 +101,25 @@ KernelConfig fit_smem(const RowwiseProblem& p, int pack, bool allow_cluster) {
   return {algorithm, pack, 512, 512, cluster};
 }
 
+KernelConfig fit_stream(const RowwiseProblem& p, const DeviceProps& d, int pack) {
+  const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
+  if (row_bytes <= kStreamShortRowBytes) {
+    const int group = std::clamp(pow2_ceil(ceil_div(p.cols, pack)), 8, 32);
+    const std::int64_t slice_bytes = stream_slice_cols(p.cols, p.in_dtype, 1) * size_of(p.in_dtype);
+    int rows_per_tile = kStreamThreads / group;
+    while (rows_per_tile * group > 32 && rows_per_tile * slice_bytes > kStreamTileBytes) rows_per_tile /= 2;
+    return {Algorithm::kStream, pack, rows_per_tile * group, group, 1};
+  }
+  // Split while a slice is over the target or the rows leave SMs idle, as long as every thread
+  // of the smaller slice still has a pack to work on.
+  int cluster = 1;
+  while (cluster < 16 &&
+         (ceil_div(row_bytes, cluster) > kStreamSliceBytes || p.rows * cluster < d.sm_count) &&
+         stream_slice_cols(p.cols, p.in_dtype, cluster * 2) >= std::int64_t{kStreamThreads} * pack)
+    cluster *= 2;
+  return {Algorithm::kStream, pack, kStreamThreads, kStreamThreads, cluster};
+}
+
 bool fits_registers(const KernelConfig& c, std::int64_t cols, int limit) {
   return values_per_thread(cols, c.pack, c.group) <= limit;
 }
@@ -101,10 +127,29 @@ bool fits_registers(const KernelConfig& c, std::int64_t cols, int limit) {
 std::string why_not_threads(const KernelConfig& c) {
   if (c.threads < 32 || c.threads > 1024 || c.threads % 32 != 0)
     return "threads must be a multiple of 32 in [32, 1024]";
-  if (c.algorithm != Algorithm::kWarp && c.group != c.threads)
-    return "group must equal threads for block algorithms";
-  const bool clustered = c.algorithm == Algorithm::kCluster || c.algorithm == Algorithm::kClusterSmem;
+  const bool grouped = c.algorithm == Algorithm::kWarp || c.algorithm == Algorithm::kStream;
+  if (!grouped && c.group != c.threads) return "group must equal threads for block algorithms";
+  const bool clustered = c.algorithm == Algorithm::kCluster ||
+                         c.algorithm == Algorithm::kClusterSmem || c.algorithm == Algorithm::kStream;
   if (!clustered && c.cluster != 1) return "cluster must be 1";
+  return {};
+}
+
+std::string why_not_stream(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& c) {
+  if (d.arch < 90) return "stream: needs sm_90 or newer (bulk async copies)";
+  if (c.cluster < 1 || c.cluster > 16) return "stream: 1..16 blocks per row";
+  const bool row_per_block = c.group == c.threads;
+  if (!row_per_block && (!is_pow2(c.group) || c.group < 8 || c.group > 32))
+    return "stream: group must be threads, or a power of two in [8, 32]";
+  if (!row_per_block && c.cluster != 1) return "stream: a cluster takes one row per block";
+  if (p.max_pack * size_of(p.in_dtype) < 16)
+    return "stream: input rows must start on 16-byte boundaries (pointer and stride)";
+  if ((c.cluster - 1) * stream_slice_cols(p.cols, p.in_dtype, c.cluster) >= p.cols)
+    return "stream: too many blocks per row for " + std::to_string(p.cols) + " columns";
+  const std::int64_t bytes = stream_smem_bytes(p, c);
+  if (bytes + kSmemReserve > d.max_smem_per_block)
+    return "stream: two stages need " + std::to_string(bytes) +
+           " bytes of shared memory; the device has " + std::to_string(d.max_smem_per_block);
   return {};
 }
 
@@ -143,9 +188,25 @@ std::string why_not_algorithm(const RowwiseProblem& p, const DeviceProps& d,
           kHardMaxValuesPerThread)
         return "cluster: more than 64 values per thread";
       return {};
+    case Algorithm::kStream: return why_not_stream(p, d, c);
     case Algorithm::kAuto: return "algorithm must be concrete";
   }
   return "unknown algorithm";
+}
+
+/// Stream configs worth timing: whole rows or cluster slices per block where every thread has
+/// columns to work on, and tiles of several short rows, one per group of lanes.
+std::vector<KernelConfig> stream_candidates(const RowwiseProblem& p) {
+  std::vector<KernelConfig> configs;
+  const int pack = p.max_pack;
+  for (int threads : {256, 512, 1024})
+    for (int cluster : {1, 2, 4, 8, 16})
+      if (stream_slice_cols(p.cols, p.in_dtype, cluster) >= std::int64_t{threads} * pack)
+        configs.push_back({Algorithm::kStream, pack, threads, threads, cluster});
+  const int group = std::min<std::int64_t>(32, pow2_ceil(ceil_div(p.cols, pack)));
+  if (group >= 8 && p.cols <= 64 * group * pack)
+    for (int threads : {128, 256, 512}) configs.push_back({Algorithm::kStream, pack, threads, group, 1});
+  return configs;
 }
 
 }  // namespace
@@ -168,6 +229,7 @@ KernelConfig complete_rowwise_config(const RowwiseProblem& p, const DeviceProps&
   switch (partial.algorithm) {
     case Algorithm::kWarp: fitted = fit_warp(p, pack); break;
     case Algorithm::kCluster: fitted = fit_cluster(p, d, pack); break;
+    case Algorithm::kStream: fitted = fit_stream(p, d, pack); break;
     case Algorithm::kClusterSmem:
       fitted = fit_smem(p, pack, true);
       fitted.algorithm = Algorithm::kClusterSmem;
@@ -177,7 +239,10 @@ KernelConfig complete_rowwise_config(const RowwiseProblem& p, const DeviceProps&
   }
   if (partial.threads > 0) fitted.threads = partial.threads;
   if (partial.group > 0) fitted.group = partial.group;
-  else if (partial.algorithm != Algorithm::kWarp) fitted.group = fitted.threads;
+  else if (partial.algorithm != Algorithm::kWarp && partial.algorithm != Algorithm::kStream)
+    fitted.group = fitted.threads;
+  else if (partial.algorithm == Algorithm::kStream && fitted.group > 32)
+    fitted.group = fitted.threads;
   if (partial.cluster > 0) fitted.cluster = partial.cluster;
   return fitted;
 }
@@ -238,6 +303,7 @@ std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const Devi
       }
     }
   }
+  for (const KernelConfig& stream : stream_candidates(p)) consider(stream);
   return candidates;
 }
 

@@ -44,6 +44,10 @@ KernelSpec rowwise_kernel_spec(const RowwiseProblem& p, const KernelConfig& c) {
       return {"cluster_regs.cuh", "kjit::cluster_regs<" +
                                       join_arguments(p, {p.cols, c.pack, c.threads, c.cluster}) +
                                       ">"};
+    case Algorithm::kStream:
+      return {"row_stream.cuh",
+              "kjit::row_stream<" +
+                  join_arguments(p, {p.cols, c.pack, c.threads, c.group, c.cluster}) + ">"};
     case Algorithm::kAuto: break;
   }
   throw Error(Status::kErrorInvalidConfig, "a kernel spec needs a concrete algorithm");
@@ -53,16 +57,35 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
                                  int sm_count) {
   LaunchShape shape;
   shape.block = config.threads;
-  shape.rows_per_block = config.algorithm == Algorithm::kWarp ? config.threads / config.group : 1;
-  const bool clustered =
-      config.algorithm == Algorithm::kCluster || config.algorithm == Algorithm::kClusterSmem;
+  const bool grouped = config.algorithm == Algorithm::kWarp || config.algorithm == Algorithm::kStream;
+  shape.rows_per_block = grouped ? config.threads / config.group : 1;
+  const bool clustered = config.algorithm == Algorithm::kCluster ||
+                         config.algorithm == Algorithm::kClusterSmem ||
+                         config.algorithm == Algorithm::kStream;
   shape.cluster = clustered ? config.cluster : 1;
-  // About two resident blocks per SM: enough to overlap one block's barriers with another's loads.
+  shape.persistent = config.algorithm == Algorithm::kStream;
+  // About two resident blocks per SM: enough to overlap one block's barriers with another's
+  // loads. Loading the kernel replaces this with the occupancy the driver reports.
   shape.max_clusters = std::max(1, 2 * sm_count / shape.cluster);
   if (config.algorithm == Algorithm::kBlockSmem || config.algorithm == Algorithm::kClusterSmem)
     shape.dynamic_smem = static_cast<int>(smem_slice_cols(problem.cols, config.pack, shape.cluster) *
                                           size_of(problem.in_dtype));
+  if (config.algorithm == Algorithm::kStream)
+    shape.dynamic_smem = static_cast<int>(stream_smem_bytes(problem, config));
   return shape;
+}
+
+std::int64_t stream_slice_cols(std::int64_t cols, DType in_dtype, int cluster) noexcept {
+  // As in row_stream.cuh: slices rounded up to 16 bytes, where bulk copies may start.
+  const std::int64_t align = 16 / size_of(in_dtype);
+  return ((cols + cluster - 1) / cluster + align - 1) / align * align;
+}
+
+std::int64_t stream_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept {
+  constexpr std::int64_t kStages = 2;  // row_stream.cuh's double buffer
+  const std::int64_t rows_per_tile = config.group > 0 ? config.threads / config.group : 1;
+  return kStages * rows_per_tile * stream_slice_cols(problem.cols, problem.in_dtype, config.cluster) *
+         size_of(problem.in_dtype);
 }
 
 std::int64_t smem_slice_cols(std::int64_t cols, int pack, int cluster) noexcept {
@@ -72,7 +95,10 @@ std::int64_t smem_slice_cols(std::int64_t cols, int pack, int cluster) noexcept 
 
 std::int64_t rowwise_grid(const LaunchShape& shape, std::int64_t rows) noexcept {
   constexpr std::int64_t kMaxGrid = 0x7fffffff;
-  if (shape.cluster > 1) return std::min<std::int64_t>(rows, shape.max_clusters) * shape.cluster;
+  if (shape.cluster > 1 || shape.persistent) {
+    const std::int64_t tiles = (rows + shape.rows_per_block - 1) / shape.rows_per_block;
+    return std::min<std::int64_t>(tiles, shape.max_clusters) * shape.cluster;
+  }
   const std::int64_t blocks = (rows + shape.rows_per_block - 1) / shape.rows_per_block;
   return std::min(blocks, kMaxGrid);
 }

@@ -23,6 +23,7 @@ struct LaunchShape {
   int cluster = 1;          ///< blocks per row (cluster size)
   int dynamic_smem = 0;     ///< bytes
   int max_clusters = 1 << 30;  ///< resident clusters that walk the rows (cluster kernels)
+  bool persistent = false;  ///< resident blocks walk the rows even without a cluster (kStream)
 };
 
 KernelSpec rowwise_kernel_spec(const RowwiseProblem& problem, const KernelConfig& config);
@@ -32,6 +33,11 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
 
 /// Columns of the row slice one block of a shared-memory kernel holds.
 std::int64_t smem_slice_cols(std::int64_t cols, int pack, int cluster) noexcept;
+
+/// Columns of the row slice one block of the stream kernel holds (16-byte multiples).
+std::int64_t stream_slice_cols(std::int64_t cols, DType in_dtype, int cluster) noexcept;
+/// Dynamic shared memory of the stream kernel: two stages of a tile of row slices.
+std::int64_t stream_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept;
 
 /// Blocks to launch for `rows` rows: one per row (or per cluster slice), or per group of rows,
 /// capped at the grid limit (the kernels loop over the rest).

@@ -44,6 +44,7 @@ std::vector<Algorithm> algorithms_for(int arch) {
   if (arch >= 90) {
     algorithms.push_back(Algorithm::kCluster);
     algorithms.push_back(Algorithm::kClusterSmem);
+    algorithms.push_back(Algorithm::kStream);
   }
   return algorithms;
 }

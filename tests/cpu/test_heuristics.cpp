@@ -58,8 +58,9 @@ std::string check_problem(const RowwiseProblem& p, const DeviceProps& device) {
   if (chosen.algorithm == Algorithm::kAuto) return where + "algorithm left at auto";
   if (std::string why = why_not_rowwise(p, device, chosen); !why.empty()) return where + why;
   if (chosen.pack > p.max_pack) return where + "pack above max_pack";
-  const bool clustered = chosen.algorithm == Algorithm::kCluster || chosen.algorithm == Algorithm::kClusterSmem;
-  if (clustered && device.arch < 90) return where + "cluster below sm_90";
+  const bool sm90_only = chosen.algorithm == Algorithm::kCluster ||
+                         chosen.algorithm == Algorithm::kClusterSmem || chosen.algorithm == Algorithm::kStream;
+  if (sm90_only && device.arch < 90) return where + "an sm_90 algorithm below sm_90";
   if (complete_rowwise_config(p, device, KernelConfig{}) != chosen)
     return where + "complete_rowwise_config(auto) differs from choose_rowwise_config";
 
@@ -154,6 +155,35 @@ TEST_CASE("why_not_rowwise explains invalid configs") {
   const RowwiseProblem wide{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 262144, 4};
   const std::string smem = why_not_rowwise(wide, h100, {Algorithm::kBlockSmem, 4, 1024, 1024, 1});
   CHECK(smem.find("shared memory") != std::string::npos);
+}
+
+TEST_CASE("why_not_rowwise explains invalid stream configs") {
+  const DeviceProps h100 = nominal_device(90);
+  const RowwiseProblem p{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 1000, 4};
+  auto why = [&](const RowwiseProblem& problem, const DeviceProps& d, KernelConfig c) {
+    return why_not_rowwise(problem, d, c);
+  };
+  CHECK(why(p, h100, {Algorithm::kStream, 4, 256, 32, 1}) == "");
+  CHECK(why(p, h100, {Algorithm::kStream, 4, 128, 8, 1}) == "");
+  // 32 rows of 4000 bytes, twice: more than an SM's shared memory.
+  CHECK(why(p, h100, {Algorithm::kStream, 4, 256, 8, 1}).find("shared memory") != std::string::npos);
+  CHECK(why(p, h100, {Algorithm::kStream, 4, 256, 256, 1}) == "");
+  CHECK(why(p, h100, {Algorithm::kStream, 4, 256, 256, 2}) == "");
+  CHECK(why(p, nominal_device(80), {Algorithm::kStream, 4, 256, 32, 1}).find("sm_90") != std::string::npos);
+  CHECK(why(p, h100, {Algorithm::kStream, 4, 256, 4, 1}).find("group") != std::string::npos);
+  CHECK(why(p, h100, {Algorithm::kStream, 4, 256, 64, 1}).find("group") != std::string::npos);
+  CHECK(why(p, h100, {Algorithm::kStream, 4, 256, 32, 2}).find("cluster") != std::string::npos);
+  CHECK(why(p, h100, {Algorithm::kStream, 4, 256, 256, 32}).find("blocks per row") != std::string::npos);
+  // 1000 columns in slices of 16 bytes: 16 blocks would leave the last with none.
+  CHECK(why(p, h100, {Algorithm::kStream, 1, 256, 256, 16}) == "");
+  const RowwiseProblem narrow{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 40, 4};
+  CHECK(why(narrow, h100, {Algorithm::kStream, 4, 256, 256, 16}).find("too many blocks") != std::string::npos);
+  // Rows that start off 16-byte boundaries cannot be bulk-copied.
+  const RowwiseProblem odd{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 1001, 1};
+  CHECK(why(odd, h100, {Algorithm::kStream, 1, 256, 32, 1}).find("16-byte") != std::string::npos);
+  const RowwiseProblem wide{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 262144, 4};
+  CHECK(why(wide, h100, {Algorithm::kStream, 4, 512, 512, 2}).find("shared memory") != std::string::npos);
+  CHECK(why(wide, h100, {Algorithm::kStream, 4, 512, 512, 16}) == "");
 }
 
 TEST_CASE("misaligned pointers and odd strides give smaller packs") {

@@ -14,7 +14,8 @@ using namespace kjit;
 TEST_CASE("algorithm names round trip") {
   const Algorithm all[] = {Algorithm::kAuto,        Algorithm::kWarp,    Algorithm::kBlockRegs,
                            Algorithm::kBlockSmem,   Algorithm::kBlockOnline,
-                           Algorithm::kCluster,     Algorithm::kClusterSmem};
+                           Algorithm::kCluster,     Algorithm::kClusterSmem,
+                           Algorithm::kStream};
   std::set<std::string> seen;
   for (Algorithm algorithm : all) {
     const std::string name = to_string(algorithm);

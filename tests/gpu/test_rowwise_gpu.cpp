@@ -33,7 +33,8 @@ const std::int64_t kMixedCols[] = {31, 1000, 4096, 32000, 262144};
 const RowOp kOps[] = {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale};
 const Algorithm kAlgorithms[] = {Algorithm::kAuto,        Algorithm::kWarp,    Algorithm::kBlockRegs,
                                  Algorithm::kBlockSmem,   Algorithm::kBlockOnline,
-                                 Algorithm::kCluster,     Algorithm::kClusterSmem};
+                                 Algorithm::kCluster,     Algorithm::kClusterSmem,
+                                 Algorithm::kStream};
 
 struct Unit {
   DType in, out;
@@ -165,10 +166,70 @@ TEST_CASE("row-wise ops match the reference for every algorithm, dtype and width
   for (std::size_t i = 0; i < tally.failures.size() && i < 25; ++i) FAIL_CHECK(tally.failures[i]);
   CHECK_MESSAGE(tally.failures.empty(), tally.failures.size() << " calls failed (seed " << seed << ")");
   for (Algorithm algorithm : kAlgorithms) {
-    const bool clustered = algorithm == Algorithm::kCluster || algorithm == Algorithm::kClusterSmem;
+    const bool clustered = algorithm == Algorithm::kCluster ||
+                           algorithm == Algorithm::kClusterSmem || algorithm == Algorithm::kStream;
     if (clustered && device.arch < 90) continue;
     CHECK_MESSAGE(tally.runs[to_string(algorithm)] > 0, to_string(algorithm) << " never ran");
   }
+}
+
+// Stream layouts beyond the one complete_rowwise_config fits: several rows per tile at each
+// group size, one row per block, and every cluster size, at widths with and without a tail
+// past the last 16-byte boundary.
+std::vector<KernelConfig> stream_layouts(int pack) {
+  std::vector<KernelConfig> layouts;
+  for (int threads : {128, 256})
+    for (int group : {8, 16, 32}) layouts.push_back({Algorithm::kStream, pack, threads, group, 1});
+  for (int threads : {128, 512})
+    for (int cluster : {1, 2, 4, 8, 16}) layouts.push_back({Algorithm::kStream, pack, threads, threads, cluster});
+  return layouts;
+}
+
+TEST_CASE("every stream layout matches the reference") {
+  KJIT_REQUIRE_GPU();
+  const DeviceProps device = current_device();
+  if (device.arch < 90) {
+    MESSAGE("SKIPPED: the stream kernel needs sm_90 (bulk async copies); this GPU is sm_" << device.arch);
+    return;
+  }
+  const std::uint64_t seed = test_seed();
+  Runtime rt;
+  std::vector<Unit> units;
+  for (std::int64_t cols : {1, 3, 33, 1025, 4097, 50257, 151936})
+    for (std::int64_t rows : {1, 5, 300}) units.push_back({DType::kF32, DType::kF32, rows, cols});
+  for (std::int64_t cols : {33, 1025, 50257})
+    for (std::int64_t rows : {5, 300}) units.push_back({DType::kBF16, DType::kBF16, rows, cols});
+  Tally tally;
+  parallel_for(units.size(), worker_count(16), [&](std::size_t i) {
+    current_or_primary_context();
+    Stream stream = create_stream();
+    const BatchLayout layout{units[i].in, units[i].out, units[i].rows, units[i].cols};
+    RowBatch batch(layout, seed);
+    const RowwiseArgs args = batch.args();
+    const std::vector<std::int64_t> rows = rows_to_check(args.rows, seed);
+    for (RowOp op : kOps) {
+      const RowwiseProblem problem{op, args.in_dtype, args.out_dtype, args.rows, args.cols, max_pack_for(args)};
+      float* scale = op == RowOp::kReduceScale ? batch.scale_out() : nullptr;
+      for (const KernelConfig& config : stream_layouts(problem.max_pack)) {
+        if (!why_not_rowwise(problem, device, config).empty()) continue;
+        const std::string where = std::string(to_string(op)) + " " + describe(layout) + " " + config.to_string() + ": ";
+        batch.reset(stream.get());
+        try {
+          rt.run_with_config(op, args, scale, config, stream.get());
+          synchronize(stream.get());
+        } catch (const Error& error) {
+          tally.fail(where + "threw " + error.what());
+          continue;
+        }
+        if (std::string why = batch.check(op, rows); !why.empty()) tally.fail(where + why);
+        else tally.ran(Algorithm::kStream);
+      }
+    }
+  });
+  MESSAGE(tally.runs["stream"] << " stream calls checked (seed " << seed << ")");
+  for (std::size_t i = 0; i < tally.failures.size() && i < 25; ++i) FAIL_CHECK(tally.failures[i]);
+  CHECK(tally.failures.empty());
+  CHECK(tally.runs["stream"] > 100);
 }
 
 TEST_CASE("a forced config the device cannot run is refused, not launched") {

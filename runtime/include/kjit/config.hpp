@@ -15,9 +15,11 @@ enum class Algorithm : int {
   kBlockOnline = 4, ///< a block per row, online (max, sum), the row read twice
   kCluster = 5,     ///< a thread-block cluster per row (sm_90+), slices in registers
   kClusterSmem = 6, ///< a thread-block cluster per row (sm_90+), slices in shared memory
+  kStream = 7,      ///< resident blocks (sm_90+) stream tiles of rows through shared memory by
+                    ///< bulk async copies, the next tile in flight; a cluster per row if cluster > 1
 };
 
-/// "auto", "warp", "block_regs", "block_smem", "block_online", "cluster", "cluster_smem".
+/// "auto", "warp", "block_regs", "block_smem", "block_online", "cluster", "cluster_smem", "stream".
 const char* to_string(Algorithm algorithm) noexcept;
 /// Parses the names above; throws Error(kErrorInvalidArgument) otherwise.
 Algorithm parse_algorithm(const std::string& text);
@@ -28,8 +30,8 @@ struct KernelConfig {
   Algorithm algorithm = Algorithm::kAuto;
   int pack = 0;     ///< elements per vector access (up to 16 bytes)
   int threads = 0;  ///< threads per block
-  int group = 0;    ///< threads per row (kWarp: 1..32; block kinds: == threads)
-  int cluster = 0;  ///< blocks per row (kCluster, kClusterSmem: 2..16; else 1)
+  int group = 0;    ///< threads per row (kWarp: 1..32; kStream: 8..32 or threads; else == threads)
+  int cluster = 0;  ///< blocks per row (kCluster, kClusterSmem: 2..16; kStream: 1..16; else 1)
 
   bool operator==(const KernelConfig& other) const noexcept;
   bool operator!=(const KernelConfig& other) const noexcept { return !(*this == other); }

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// sm_90 bulk asynchronous copies (the TMA engine) from global to shared memory, completed
+// through an mbarrier that counts the bytes. One thread puts a whole row slice in flight with
+// one instruction, so the loads in flight no longer depend on registers or thread count.
+#pragma once
+
+namespace kjit {
+
+__device__ __forceinline__ unsigned shared_address(const void* pointer) {
+  unsigned address;
+  asm volatile("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }"
+               : "=r"(address) : "l"(pointer));
+  return address;
+}
+
+/// An mbarrier whose phase completes when its one expected arrival and all the bytes the
+/// copies announced have landed.
+struct BulkBarrier {
+  unsigned long long state;
+
+  /// One thread, before any use; the block must synchronize before others wait on it.
+  __device__ __forceinline__ void init() {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(&state)) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+
+  /// The producer's arrival: the phase completes once `bytes` more bytes have been copied in.
+  __device__ __forceinline__ void expect_bytes(unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+                 ::"r"(shared_address(&state)), "r"(bytes) : "memory");
+  }
+
+  /// Waits for the phase with this parity (0 for the first use, then alternating).
+  __device__ __forceinline__ void wait(unsigned parity) {
+    unsigned done = 0;
+    while (!done) {
+      asm volatile(
+          "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+          : "=r"(done) : "r"(shared_address(&state)), "r"(parity) : "memory");
+    }
+  }
+};
+
+/// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global to shared
+/// memory, signalling `barrier` with the byte count as they land.
+__device__ __forceinline__ void bulk_load(void* shared_dst, const void* global_src, unsigned bytes,
+                                          BulkBarrier& barrier) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+      ::"r"(shared_address(shared_dst)), "l"(global_src), "r"(bytes),
+        "r"(shared_address(&barrier.state)) : "memory");
+}
+
+/// Orders this thread's earlier generic-proxy accesses to shared memory (after a barrier: the
+/// whole block's) before the bulk copies it issues next, which write through the async proxy.
+__device__ __forceinline__ void fence_before_bulk_copy() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+}  // namespace kjit

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: Apache-2.0
+// Rows streamed through shared memory by the TMA engine (sm_90). Resident blocks (or clusters)
+// walk tiles of rows; while a block computes and writes one tile from shared memory, a bulk
+// copy of its next tile is already in flight into the other stage. The register and barrier
+// kernels stall their SM between reading a row and writing it; here the reads never stop.
+//
+// A tile is one row slice per group: GroupThreads == BlockThreads is one row per tile (split
+// over a cluster of ClusterBlocks blocks for wide rows), GroupThreads <= 32 is one row per
+// group of lanes and BlockThreads / GroupThreads rows per tile (short rows).
+#pragma once
+
+#include "bulk_copy.cuh"
+#include "pack.cuh"
+#include "row_math.cuh"
+
+namespace kjit {
+
+template <int Cols, typename In, int ClusterBlocks>
+struct StreamSlices {
+  static constexpr int kAlignCols = 16 / static_cast<int>(sizeof(In));
+  /// Columns per block: a multiple of 16 bytes, so every slice starts where a bulk copy may.
+  static constexpr int kSliceCols =
+      ((Cols + ClusterBlocks - 1) / ClusterBlocks + kAlignCols - 1) / kAlignCols * kAlignCols;
+  static_assert((ClusterBlocks - 1) * kSliceCols < Cols, "row_stream: a cluster block would get no columns");
+};
+
+/// Each group's share of the row statistics for one tile, over its slice in shared memory.
+template <int Op, int PackSize, int GroupThreads, typename In>
+struct SliceStats {
+  typedef RowMath<Op> Math;
+
+  __device__ __forceinline__ static void load(const Pack<In, PackSize>* slice, int p, int cols,
+                                              float fill, float* v) {
+    const Pack<In, PackSize> raw = slice[p];
+#pragma unroll
+    for (int i = 0; i < PackSize; ++i) v[i] = p * PackSize + i < cols ? to_float(raw.v[i]) : fill;
+  }
+
+  __device__ __forceinline__ static OnlineStats online(const Pack<In, PackSize>* slice, int cols) {
+    OnlineStats stats = OnlineStats::empty();
+    const int packs = (cols + PackSize - 1) / PackSize;
+#pragma unroll 4
+    for (int p = threadIdx.x % GroupThreads; p < packs; p += GroupThreads) {
+      float v[PackSize];
+      load(slice, p, cols, neg_inf(), v);
+      stats.add<PackSize>(v);
+    }
+    return stats;
+  }
+
+  __device__ __forceinline__ static float first(const Pack<In, PackSize>* slice, int cols) {
+    float first = Math::first_identity();
+    const int packs = (cols + PackSize - 1) / PackSize;
+#pragma unroll 4
+    for (int p = threadIdx.x % GroupThreads; p < packs; p += GroupThreads) {
+      float v[PackSize];
+      load(slice, p, cols, Math::first_identity(), v);
+#pragma unroll
+      for (int i = 0; i < PackSize; ++i) first = typename Math::FirstOp()(first, Math::first_term(v[i]));
+    }
+    return first;
+  }
+};
+
+/// Merges (max, sum) over the cluster: each block's thread 0 publishes its pair in `slot`,
+/// every warp then reads all of them. Slots alternate by tile parity, so the barrier of the
+/// next tile is what keeps a block from overwriting pairs another block is still reading.
+template <int ClusterBlocks>
+__device__ __forceinline__ OnlineStats cluster_merge(OnlineStats s, float* slot) {
+  if (threadIdx.x == 0) { slot[0] = s.max; slot[1] = s.sum; }
+  cluster_arrive();
+  cluster_wait();
+  const unsigned lane = threadIdx.x % 32;
+  OnlineStats mine = OnlineStats::empty();
+  if (lane < ClusterBlocks) {
+    mine.max = load_cluster_f32(cluster_address(&slot[0], lane));
+    mine.sum = load_cluster_f32(cluster_address(&slot[1], lane));
+  }
+  return warp_merge<32>(mine);
+}
+
+template <int ClusterBlocks, typename Op>
+__device__ __forceinline__ float cluster_reduce(float value, float* slot, Op op) {
+  if (threadIdx.x == 0) slot[0] = value;
+  cluster_arrive();
+  cluster_wait();
+  return reduce_cluster_slots<ClusterBlocks>(slot, op);
+}
+
+template <int Op, typename IoTypes, int Cols, int PackSize, int BlockThreads, int GroupThreads,
+          int ClusterBlocks>
+__global__ void __launch_bounds__(BlockThreads)
+row_stream(const RowParams params) {
+  typedef typename IoTypes::in In;
+  typedef typename IoTypes::out Out;
+  typedef RowMath<Op> Math;
+  typedef StreamSlices<Cols, In, ClusterBlocks> Slices;
+  typedef SliceStats<Op, PackSize, GroupThreads, In> Stats;
+  constexpr int kRowsPerTile = BlockThreads / GroupThreads;
+  constexpr int kStages = 2;
+  static_assert(BlockThreads % GroupThreads == 0 && (GroupThreads <= 32 || kRowsPerTile == 1),
+                "row_stream: a group is part of a warp or the whole block");
+  static_assert(ClusterBlocks >= 1 && ClusterBlocks <= 16, "row_stream: 1..16 blocks per row");
+  static_assert(ClusterBlocks == 1 || kRowsPerTile == 1, "row_stream: clusters take one row per tile");
+  static_assert(PackSize * sizeof(In) <= 16 && PackSize * sizeof(Out) <= 16,
+                "row_stream: a pack is at most 16 bytes");
+  constexpr int kSliceCols = Slices::kSliceCols;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  In* stages = reinterpret_cast<In*>(smem_raw);  // [kStages][kRowsPerTile][kSliceCols]
+  __shared__ BulkBarrier landed[kStages];
+  __shared__ float slots[2][2];                  // [tile parity][statistic], cluster exchange
+
+  unsigned rank = 0;
+  if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
+  const int slice_begin = static_cast<int>(rank) * kSliceCols;
+  const int slice_cols = Cols - slice_begin < kSliceCols ? Cols - slice_begin : kSliceCols;
+  // The last slice may end off a 16-byte boundary: its tail is read with ordinary loads.
+  const int bulk_cols = slice_cols / Slices::kAlignCols * Slices::kAlignCols;
+  const long long tiles = (params.rows + kRowsPerTile - 1) / kRowsPerTile;
+  const long long tile_step = gridDim.x / ClusterBlocks;
+  auto stage_row = [&](int stage, int r) { return stages + (stage * kRowsPerTile + r) * kSliceCols; };
+  auto in_row = [&](long long row) {
+    return static_cast<const In*>(params.in) + row * params.in_stride + slice_begin;
+  };
+  auto issue = [&](long long tile, int stage) {  // thread 0 only
+    const long long first_row = tile * kRowsPerTile;
+    const int rows = params.rows - first_row < kRowsPerTile ? static_cast<int>(params.rows - first_row)
+                                                            : kRowsPerTile;
+    const unsigned bytes = static_cast<unsigned>(bulk_cols * sizeof(In));
+    landed[stage].expect_bytes(bytes * rows);
+    if (bytes > 0)
+      for (int r = 0; r < rows; ++r) bulk_load(stage_row(stage, r), in_row(first_row + r), bytes, landed[stage]);
+  };
+
+  const long long first_tile = blockIdx.x / ClusterBlocks;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) landed[s].init();
+    for (int s = 0; s < kStages; ++s)
+      if (first_tile + s * tile_step < tiles) issue(first_tile + s * tile_step, s);
+  }
+  __syncthreads();
+
+  const int group = threadIdx.x / GroupThreads;
+  int t = 0;
+  for (long long tile = first_tile; tile < tiles; tile += tile_step, ++t) {
+    const int stage = t % kStages;
+    const long long row = tile * kRowsPerTile + group;
+    const bool live = row < params.rows;
+    In* cached = stage_row(stage, group);
+    landed[stage].wait((t / kStages) & 1);
+    if (bulk_cols < slice_cols) {  // the same for every thread of the block
+      if (live)
+        for (int c = bulk_cols + threadIdx.x % GroupThreads; c < slice_cols; c += GroupThreads)
+          cached[c] = in_row(row)[c];
+      __syncthreads();
+    }
+    const Pack<In, PackSize>* packs = reinterpret_cast<const Pack<In, PackSize>*>(cached);
+    const int cols = live ? slice_cols : 0;
+
+    float first, finished = 0.0f;
+    if constexpr (Math::kTwoStats) {
+      OnlineStats stats = Stats::online(packs, cols);
+      if constexpr (kRowsPerTile > 1) stats = warp_merge<GroupThreads>(stats);
+      else stats = block_merge<BlockThreads>(stats);
+      if constexpr (ClusterBlocks > 1) stats = cluster_merge<ClusterBlocks>(stats, slots[t & 1]);
+      first = stats.max;
+      finished = Math::finish(stats.sum);
+    } else {
+      first = group_all_reduce<GroupThreads, BlockThreads>(Stats::first(packs, cols),
+                                                           typename Math::FirstOp());
+      if constexpr (ClusterBlocks > 1)
+        first = cluster_reduce<ClusterBlocks>(first, slots[t & 1], typename Math::FirstOp());
+    }
+
+    if (live) {
+      Out* out = static_cast<Out*>(params.out) + row * params.out_stride + slice_begin;
+      const int pack_count = (slice_cols + PackSize - 1) / PackSize;
+#pragma unroll 4
+      for (int p = threadIdx.x % GroupThreads; p < pack_count; p += GroupThreads) {
+        float v[PackSize];
+        Stats::load(packs, p, slice_cols, 0.0f, v);
+#pragma unroll
+        for (int i = 0; i < PackSize; ++i) v[i] = Math::apply(v[i], first, finished);
+        store_pack<Out, PackSize>(out, p * PackSize, slice_cols, v);
+      }
+      if constexpr (Op == kOpReduceScale) {
+        if (params.scale_out != nullptr && rank == 0 && threadIdx.x % GroupThreads == 0)
+          params.scale_out[row] = first;
+      }
+    }
+    __syncthreads();  // every read of this stage is done: it may be refilled
+    if (threadIdx.x == 0 && tile + kStages * tile_step < tiles) {
+      fence_before_bulk_copy();
+      issue(tile + kStages * tile_step, stage);
+    }
+  }
+  // A block must not exit while another block of its cluster may still read its slots.
+  if constexpr (ClusterBlocks > 1) {
+    cluster_arrive();
+    cluster_wait();
+  }
+}
+
+}  // namespace kjit
