@@ -28,19 +28,31 @@ unsigned short to_f16(float value) {
   return static_cast<unsigned short>(sign | ((biased << 10) + fraction));
 }
 
-std::vector<unsigned char> random_row_bytes(std::size_t elements, DType dtype) {
-  std::mt19937 engine(20261122);
-  std::normal_distribution<float> normal(0.0f, 3.0f);
-  std::vector<unsigned char> bytes(elements * size_of(dtype));
-  for (std::size_t i = 0; i < elements; ++i) {
-    const float value = normal(engine);
+std::vector<unsigned char> encode(const std::vector<float>& values, DType dtype) {
+  std::vector<unsigned char> bytes(values.size() * size_of(dtype));
+  for (std::size_t i = 0; i < values.size(); ++i) {
     if (dtype == DType::kF32) {
-      std::memcpy(&bytes[4 * i], &value, 4);
+      std::memcpy(&bytes[4 * i], &values[i], 4);
     } else {
-      const unsigned short half = dtype == DType::kBF16 ? to_bf16(value) : to_f16(value);
+      const unsigned short half = dtype == DType::kBF16 ? to_bf16(values[i]) : to_f16(values[i]);
       std::memcpy(&bytes[2 * i], &half, 2);
     }
   }
+  return bytes;
+}
+
+/// Normal(0, 3) values: a pool of a prime number of them, repeated, so generating a large
+/// tuning problem costs little and no two rows of a realistic width start alike.
+std::vector<unsigned char> random_row_bytes(std::size_t elements, DType dtype) {
+  constexpr std::size_t kPool = 1000003;
+  std::mt19937 engine(20261122);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::vector<float> pool(std::min(elements, kPool));
+  for (float& value : pool) value = normal(engine);
+  const std::vector<unsigned char> pool_bytes = encode(pool, dtype);
+  std::vector<unsigned char> bytes(elements * size_of(dtype));
+  for (std::size_t done = 0; done < bytes.size(); done += pool_bytes.size())
+    std::memcpy(&bytes[done], pool_bytes.data(), std::min(pool_bytes.size(), bytes.size() - done));
   return bytes;
 }
 
@@ -100,6 +112,11 @@ RowwiseArgs ScratchRows::args(int set) const {
 }
 
 float* ScratchRows::scale(int set) const { return reinterpret_cast<float*>(scales_[set].get()); }
+
+void ScratchRows::download_output(int set, std::vector<unsigned char>& bytes) const {
+  bytes.resize(static_cast<std::size_t>(rows_ * cols_) * size_of(out_));
+  KJIT_CU(cuMemcpyDtoH, bytes.data(), outputs_[set].get(), bytes.size());
+}
 
 std::vector<float> ScratchRows::output_as_floats(int set) const {
   const std::size_t elements = static_cast<std::size_t>(rows_ * cols_);

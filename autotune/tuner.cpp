@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "autotune/output_check.h"
 #include "autotune/scratch_rows.h"
 #include "kjit/error.hpp"
 #include "runtime/ops/rowwise_heuristics.h"
@@ -16,24 +17,8 @@
 namespace kjit {
 namespace {
 
-/// Both outputs come from fp32 math rounded to the output type: they may differ by rounding,
-/// never by more. Empty when they agree.
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-std::string compare_outputs(const std::vector<float>& got, const std::vector<float>& ref, DType out) {
-  const double relative = out == DType::kF32 ? 2e-5 : (out == DType::kBF16 ? 1.0 / 64 : 1.0 / 512);
-  const double absolute = out == DType::kF32 ? 2e-6 : 1e-6;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    const bool both_nan = std::isnan(got[i]) && std::isnan(ref[i]);
-    const double error = std::fabs(static_cast<double>(got[i]) - ref[i]);
-    if (both_nan || (!std::isnan(got[i]) && error <= absolute + relative * std::fabs(ref[i])))
-      continue;
-    return "wrong: element " + std::to_string(i) + " is " + std::to_string(got[i]) +
-           ", the reference kernel gives " + std::to_string(ref[i]);
-  }
-  return {};
 }
 
 /// Compiles and loads every candidate on a pool of threads; failures are recorded, not thrown.
@@ -73,17 +58,27 @@ std::size_t pick_winner(const std::vector<CandidateResult>& results, double tie_
 
 /// Runs one candidate on scratch set 0, checks it against the reference, and times it: one
 /// quick sample first, and the full timing only if that sample is within reach of the best.
-void evaluate(Runtime& runtime, RowOp op, const ScratchRows& scratch,
-              const std::vector<float>& reference, const TuneOptions& options, CUstream stream,
-              CandidateResult& candidate, double& best_us, TuneReport::Phases& phases) {
+/// What evaluating candidates needs besides the candidate: inputs, the reference output, and a
+/// download buffer reused across candidates.
+struct Bench {
+  const ScratchRows& scratch;
+  std::vector<unsigned char> reference;
+  std::vector<unsigned char> output;
+};
+
+void evaluate(Runtime& runtime, RowOp op, Bench& bench, const TuneOptions& options,
+              CUstream stream, CandidateResult& candidate, double& best_us,
+              TuneReport::Phases& phases) {
+  const ScratchRows& scratch = bench.scratch;
   auto start = std::chrono::steady_clock::now();
   scratch.poison_output(0, stream);
   runtime.run_with_config(op, scratch.args(0), scratch.scale(0), candidate.config, stream);
   if (options.sabotage && *options.sabotage == candidate.config)
     KJIT_CU(cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(scratch.args(0).out), 0x42, 4, stream);
   KJIT_CU(cuStreamSynchronize, stream);
-  const DType out = scratch.args(0).out_dtype;
-  if (std::string wrong = compare_outputs(scratch.output_as_floats(0), reference, out); !wrong.empty()) {
+  scratch.download_output(0, bench.output);
+  if (std::string wrong = compare_outputs(bench.output, bench.reference, scratch.args(0).out_dtype);
+      !wrong.empty()) {
     candidate.status = wrong;
     phases.check += seconds_since(start);
     return;
@@ -205,7 +200,8 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
   phase_start = std::chrono::steady_clock::now();
   runtime.run_with_config(op, scratch.args(0), scratch.scale(0), {Algorithm::kBlockOnline}, stream);
   KJIT_CU(cuStreamSynchronize, stream);
-  const std::vector<float> reference = scratch.output_as_floats(0);
+  Bench bench{scratch, {}, {}};
+  scratch.download_output(0, bench.reference);
   report.phases.setup += seconds_since(phase_start);
 
   double best_us = 0.0;  // fastest fully timed candidate so far
@@ -216,7 +212,7 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
   for (auto& candidate : report.candidates) {
     if (candidate.status != "ok" || candidate.reused) continue;
     try {
-      evaluate(runtime, op, scratch, reference, options, stream, candidate, best_us, report.phases);
+      evaluate(runtime, op, bench, options, stream, candidate, best_us, report.phases);
     } catch (const Error& e) {  // a launch the device refuses loses; it does not end the tuning
       candidate.status = std::string("failed: ") + e.what();
       candidate.timing = {};

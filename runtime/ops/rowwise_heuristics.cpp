@@ -194,21 +194,6 @@ std::string why_not_algorithm(const RowwiseProblem& p, const DeviceProps& d,
   return "unknown algorithm";
 }
 
-/// Stream configs worth timing: whole rows or cluster slices per block where every thread has
-/// columns to work on, and tiles of several short rows, one per group of lanes.
-std::vector<KernelConfig> stream_candidates(const RowwiseProblem& p) {
-  std::vector<KernelConfig> configs;
-  const int pack = p.max_pack;
-  for (int threads : {256, 512, 1024})
-    for (int cluster : {1, 2, 4, 8, 16})
-      if (stream_slice_cols(p.cols, p.in_dtype, cluster) >= std::int64_t{threads} * pack)
-        configs.push_back({Algorithm::kStream, pack, threads, threads, cluster});
-  const int group = std::min<std::int64_t>(32, pow2_ceil(ceil_div(p.cols, pack)));
-  if (group >= 8 && p.cols <= 64 * group * pack)
-    for (int threads : {128, 256, 512}) configs.push_back({Algorithm::kStream, pack, threads, group, 1});
-  return configs;
-}
-
 }  // namespace
 
 std::string why_not_rowwise(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& c) {
@@ -273,9 +258,70 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
   return fit_block(Algorithm::kBlockOnline, p, pack);
 }
 
+namespace {
+
+// The tuner's candidates: per algorithm, the few configs that measured runs (H100, H200) show
+// can win, so that tuning a shape stays near a second. Packs come in two sizes because 8-byte
+// accesses often beat 16-byte ones on wide rows (fewer bank conflicts, more loads per thread).
+
+std::vector<int> candidate_packs(const RowwiseProblem& p) {
+  if (p.max_pack >= 2) return {p.max_pack, p.max_pack / 2};
+  return {p.max_pack};
+}
+
+/// Threads whose share of the row (or slice) is 8 to 32 values: enough loads in flight, no spills.
+std::vector<int> register_threads(std::int64_t cols, int pack) {
+  std::vector<int> threads;
+  for (int t : {128, 256, 512, 1024}) {
+    const std::int64_t values = values_per_thread(cols, pack, t);
+    if (values <= kMaxValuesPerThread && (values >= 8 || t == 128)) threads.push_back(t);
+  }
+  return threads;
+}
+
+void add_register_candidates(const RowwiseProblem& p, int pack, std::vector<KernelConfig>& out) {
+  if (KernelConfig warp = fit_warp(p, pack); fits_registers(warp, p.cols, kMaxValuesPerThread)) {
+    out.push_back(warp);
+    out.push_back({Algorithm::kWarp, pack, 256, warp.group, 1});
+  }
+  if (p.cols > 32 * pack)  // narrower rows leave most of a block idle
+    for (int threads : register_threads(p.cols, pack))
+      out.push_back({Algorithm::kBlockRegs, pack, threads, threads, 1});
+}
+
+void add_cluster_candidates(const RowwiseProblem& p, int pack, std::vector<KernelConfig>& out) {
+  const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
+  for (int cluster : {2, 4, 8, 16}) {
+    const std::int64_t slice = cluster_slice(p.cols, pack, cluster);
+    for (int threads : register_threads(slice, pack)) {  // the fewest threads that hold it
+      out.push_back({Algorithm::kCluster, pack, threads, threads, cluster});
+      break;
+    }
+    const std::int64_t slice_bytes = row_bytes / cluster;
+    if (slice_bytes >= 16 * 1024 && slice_bytes <= 96 * 1024)
+      out.push_back({Algorithm::kClusterSmem, pack, 256, 256, cluster});
+  }
+}
+
+void add_stream_candidates(const RowwiseProblem& p, int pack, std::vector<KernelConfig>& out) {
+  const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
+  if (row_bytes <= kStreamShortRowBytes) {
+    const int group = std::clamp(pow2_ceil(ceil_div(p.cols, pack)), 8, 32);
+    for (int threads : {128, 256}) out.push_back({Algorithm::kStream, pack, threads, group, 1});
+    return;
+  }
+  // The smallest cluster whose slice fits two stages in an SM's shared memory, and twice that.
+  int cluster = 1;
+  while (cluster < 16 && ceil_div(row_bytes, cluster) > 96 * 1024) cluster *= 2;
+  for (int c : {cluster, cluster * 2})
+    if (c <= 16)
+      for (int threads : {256, 512}) out.push_back({Algorithm::kStream, pack, threads, threads, c});
+}
+
+}  // namespace
+
 std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const DeviceProps& d) {
-  // Every valid config that has a reason to win: blocks not mostly idle on short rows, clusters
-  // only for rows wide enough to share out. The heuristic's pick always comes first.
+  // The heuristic's pick always comes first; the rest in a fixed order, invalid ones dropped.
   std::vector<KernelConfig> candidates;
   auto consider = [&](const KernelConfig& c) {
     if (why_not_rowwise(p, d, c).empty() &&
@@ -283,27 +329,21 @@ std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const Devi
       candidates.push_back(c);
   };
   consider(choose_rowwise_config(p, d));
-  for (int pack = p.max_pack; pack >= 1 && pack * 2 > p.max_pack / 2; pack /= 2) {
-    for (int group = 1; group <= 32; group *= 2)
-      for (int threads : {128, 256})
-        if (fits_registers({Algorithm::kWarp, pack, threads, group, 1}, p.cols, kMaxValuesPerThread))
-          consider({Algorithm::kWarp, pack, threads, group, 1});
-    for (int threads : {128, 256, 512, 1024}) {
-      if (std::int64_t{threads} * pack > 2 * p.cols) continue;  // most threads would idle
-      if (fits_registers({Algorithm::kBlockRegs, pack, threads, threads, 1}, p.cols, kMaxValuesPerThread))
-        consider({Algorithm::kBlockRegs, pack, threads, threads, 1});
-      consider({Algorithm::kBlockSmem, pack, threads, threads, 1});
-      consider({Algorithm::kBlockOnline, pack, threads, threads, 1});
-      if (p.cols < kClusterMinCols) continue;
-      for (int cluster : {2, 4, 8, 16}) {
-        if (cluster_slice(p.cols, pack, cluster) < std::int64_t{threads} * pack) continue;
-        if (values_per_thread(cluster_slice(p.cols, pack, cluster), pack, threads) <= kMaxValuesPerThread)
-          consider({Algorithm::kCluster, pack, threads, threads, cluster});
-        consider({Algorithm::kClusterSmem, pack, threads, threads, cluster});
-      }
-    }
+  const bool fits_one_block = values_per_thread(p.cols, p.max_pack, 1024) <= kMaxValuesPerThread;
+  const bool few_rows = p.rows * 4 <= d.sm_count;
+  std::vector<KernelConfig> configs;
+  for (int pack : candidate_packs(p)) {
+    add_register_candidates(p, pack, configs);
+    if (d.arch >= 90 && p.cols >= kClusterMinCols && (!fits_one_block || few_rows))
+      add_cluster_candidates(p, pack, configs);
+    if (d.arch >= 90) add_stream_candidates(p, pack, configs);
   }
-  for (const KernelConfig& stream : stream_candidates(p)) consider(stream);
+  // Shared-memory and two-pass kernels are the fallbacks for rows no register kernel holds.
+  if (!fits_one_block) {
+    configs.push_back({Algorithm::kBlockSmem, p.max_pack, 512, 512, 1});
+    configs.push_back({Algorithm::kBlockOnline, p.max_pack, 512, 512, 1});
+  }
+  for (const KernelConfig& c : configs) consider(c);
   return candidates;
 }
 

@@ -249,3 +249,20 @@ TEST_CASE("problems in one bucket share a dispatch key") {
   other_op.op = RowOp::kLogSoftmax;
   CHECK_FALSE(key_of(base) == key_of(other_op));
 }
+
+TEST_CASE("candidate spaces stay small enough to tune a shape in about a second") {
+  const DeviceProps h100 = nominal_device(90);
+  const std::int64_t shapes[][2] = {{65536, 128}, {16384, 1024}, {8192, 4096}, {2048, 16384},
+                                    {1024, 32000}, {512, 65536}, {64, 262144}, {1, 128256}};
+  for (DType dtype : {DType::kF32, DType::kBF16})
+    for (const auto& shape : shapes) {
+      const RowwiseProblem p{RowOp::kSoftmax, dtype, dtype, shape[0], shape[1], 16 / size_of(dtype)};
+      const auto candidates = rowwise_candidates(p, h100);
+      std::string names;
+      for (const auto& c : candidates) names += "\n  " + c.to_string();
+      INFO(std::string(to_string(dtype)) << " " << shape[0] << "x" << shape[1] << ":" << names);
+      CHECK(candidates.size() <= 24);
+      CHECK(candidates.size() >= 4);
+      MESSAGE(std::string(to_string(dtype)) << " " << shape[0] << "x" << shape[1] << ": " << candidates.size() << " candidates");
+    }
+}

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "autotune/output_check.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <thread>
+
+#include "autotune/scratch_rows.h"
+
+namespace kjit {
+namespace {
+
+struct Tolerance {
+  float relative, absolute;
+};
+
+Tolerance tolerance_for(DType out) {
+  if (out == DType::kF32) return {2e-5f, 2e-6f};
+  return {out == DType::kBF16 ? 1.0f / 64 : 1.0f / 512, 1e-6f};
+}
+
+bool agree(float got, float ref, Tolerance tol) {
+  if (std::isnan(got) || std::isnan(ref)) return std::isnan(got) && std::isnan(ref);
+  return std::fabs(got - ref) <= tol.absolute + tol.relative * std::fabs(ref);
+}
+
+/// The first element of [begin, end) where the outputs disagree, or `end`.
+std::size_t first_mismatch(const unsigned char* got, const unsigned char* ref, DType out,
+                           std::size_t begin, std::size_t end) {
+  const std::size_t size = size_of(out);
+  const Tolerance tol = tolerance_for(out);
+  for (std::size_t i = begin; i < end; ++i) {
+    if (std::equal(got + i * size, got + (i + 1) * size, ref + i * size)) continue;  // the common case
+    if (!agree(decode_float(got + i * size, out), decode_float(ref + i * size, out), tol)) return i;
+  }
+  return end;
+}
+
+}  // namespace
+
+std::string compare_outputs(const std::vector<unsigned char>& got,
+                            const std::vector<unsigned char>& reference, DType out) {
+  const std::size_t elements = reference.size() / size_of(out);
+  if (got.size() != reference.size()) return "wrong: the output has the wrong size";
+  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+  const std::size_t chunk = (elements + threads - 1) / threads;
+  std::atomic<std::size_t> first{elements};
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    const std::size_t begin = std::min(elements, t * chunk), end = std::min(elements, begin + chunk);
+    pool.emplace_back([&, begin, end] {
+      const std::size_t bad = first_mismatch(got.data(), reference.data(), out, begin, end);
+      std::size_t seen = first.load();
+      while (bad < seen && !first.compare_exchange_weak(seen, bad)) {
+      }
+    });
+  }
+  for (auto& thread : pool) thread.join();
+  if (first == elements) return {};
+  const std::size_t size = size_of(out);
+  return "wrong: element " + std::to_string(first.load()) + " is " +
+         std::to_string(decode_float(&got[first * size], out)) + ", the reference kernel gives " +
+         std::to_string(decode_float(&reference[first * size], out));
+}
+
+}  // namespace kjit
