@@ -52,6 +52,7 @@ std::string compare_outputs(const std::vector<unsigned char>& got,
     const std::size_t begin = std::min(elements, t * chunk), end = std::min(elements, begin + chunk);
     pool.emplace_back([&, begin, end] {
       const std::size_t bad = first_mismatch(got.data(), reference.data(), out, begin, end);
+      if (bad == end) return;  // this chunk agrees
       std::size_t seen = first.load();
       while (bad < seen && !first.compare_exchange_weak(seen, bad)) {
       }

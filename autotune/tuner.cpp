@@ -47,7 +47,11 @@ std::size_t pick_winner(const std::vector<CandidateResult>& results, double tie_
     if (best == results.size() || results[i].timing.median_us < results[best].timing.median_us)
       best = i;
   }
-  if (best == results.size()) throw Error(Status::kErrorInternal, "no candidate ran correctly");
+  if (best == results.size()) {
+    std::string why = "no candidate ran correctly";
+    if (!results.empty()) why += " (the first, " + results[0].config.to_string() + ": " + results[0].status + ")";
+    throw Error(Status::kErrorInternal, why);
+  }
   // The earliest candidate within the noise of the best wins, so reruns pick the same config.
   for (std::size_t i = 0; i < best; ++i)
     if (results[i].status == "ok" &&
