@@ -63,8 +63,8 @@ struct SliceStats {
 };
 
 /// Merges (max, sum) over the cluster: each block's thread 0 publishes its pair in `slot`,
-/// every warp then reads all of them. Slots alternate by tile parity, so the barrier of the
-/// next tile is what keeps a block from overwriting pairs another block is still reading.
+/// every warp then reads all of them. The caller must not overwrite `slot` until every block
+/// has read it (the cluster barrier that closes each tile).
 template <int ClusterBlocks>
 __device__ __forceinline__ OnlineStats cluster_merge(OnlineStats s, float* slot) {
   if (threadIdx.x == 0) { slot[0] = s.max; slot[1] = s.sum; }
@@ -108,7 +108,7 @@ row_stream(const RowParams params) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   In* stages = reinterpret_cast<In*>(smem_raw);  // [kStages][kRowsPerTile][kSliceCols]
   __shared__ BulkBarrier landed[kStages];
-  __shared__ float slots[2][2];                  // [tile parity][statistic], cluster exchange
+  __shared__ float slots[2];                     // this block's statistics, for the cluster
 
   unsigned rank = 0;
   if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
@@ -141,7 +141,7 @@ row_stream(const RowParams params) {
   __syncthreads();
 
   const int group = threadIdx.x / GroupThreads;
-  int t = 0;
+  int t = 0;  // tiles this block has done: picks the stage and the barrier phase
   for (long long tile = first_tile; tile < tiles; tile += tile_step, ++t) {
     const int stage = t % kStages;
     const long long row = tile * kRowsPerTile + group;
@@ -162,14 +162,14 @@ row_stream(const RowParams params) {
       OnlineStats stats = Stats::online(packs, cols);
       if constexpr (kRowsPerTile > 1) stats = warp_merge<GroupThreads>(stats);
       else stats = block_merge<BlockThreads>(stats);
-      if constexpr (ClusterBlocks > 1) stats = cluster_merge<ClusterBlocks>(stats, slots[t & 1]);
+      if constexpr (ClusterBlocks > 1) stats = cluster_merge<ClusterBlocks>(stats, slots);
       first = stats.max;
       finished = Math::finish(stats.sum);
     } else {
       first = group_all_reduce<GroupThreads, BlockThreads>(Stats::first(packs, cols),
                                                            typename Math::FirstOp());
       if constexpr (ClusterBlocks > 1)
-        first = cluster_reduce<ClusterBlocks>(first, slots[t & 1], typename Math::FirstOp());
+        first = cluster_reduce<ClusterBlocks>(first, slots, typename Math::FirstOp());
     }
 
     if (live) {
@@ -188,16 +188,15 @@ row_stream(const RowParams params) {
           params.scale_out[row] = first;
       }
     }
+    // This block is done reading its peers' slots; it waits for them to be done with its own
+    // before the next tile overwrites them (or before it exits), with the refill in between.
+    if constexpr (ClusterBlocks > 1) cluster_arrive();
     __syncthreads();  // every read of this stage is done: it may be refilled
     if (threadIdx.x == 0 && tile + kStages * tile_step < tiles) {
       fence_before_bulk_copy();
       issue(tile + kStages * tile_step, stage);
     }
-  }
-  // A block must not exit while another block of its cluster may still read its slots.
-  if constexpr (ClusterBlocks > 1) {
-    cluster_arrive();
-    cluster_wait();
+    if constexpr (ClusterBlocks > 1) cluster_wait();
   }
 }
 

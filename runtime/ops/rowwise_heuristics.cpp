@@ -238,21 +238,38 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
     return warp;
   const bool few_rows = p.rows * 4 <= d.sm_count;
   const bool clusters = d.arch >= 90;
-  const bool wide = p.cols > 1024 * target_values(p, pack);
-  // Few wide rows: spread each row over a cluster's SMs, or most SMs sit idle. Many rows too
-  // wide for one block's registers: the same, with clusters walking the rows. Measured on
-  // H100/H200, slices in registers beat slices in shared memory for both.
-  if (clusters && ((few_rows && p.cols >= kClusterMinCols) || wide)) {
+  const bool half_input = size_of(p.in_dtype) == 2;
+  // Few wide rows: spread each row over a cluster's SMs (slices in registers), or most SMs
+  // sit idle.
+  if (clusters && few_rows && p.cols >= kClusterMinCols) {
     KernelConfig cluster = fit_cluster(p, d, pack);
     if (why_not_rowwise(p, d, cluster).empty() &&
         values_per_thread(cluster_slice(p.cols, pack, cluster.cluster), pack, cluster.threads) <=
             kMaxValuesPerThread)
       return cluster;
   }
+  // Many rows that one block holds in registers. Measured on the H100: a block per row beats
+  // a cluster per row up to 32K f32 columns (93 vs 105 us at 1024x32000); 16-bit rows that
+  // need all 1024 threads go faster streamed through shared memory (53 vs 60 us, bf16).
   if (KernelConfig regs = fit_block(Algorithm::kBlockRegs, p, pack);
-      fits_registers(regs, p.cols, kMaxValuesPerThread))
+      fits_registers(regs, p.cols, kMaxValuesPerThread)) {
+    const KernelConfig stream{Algorithm::kStream, pack, 256, 256, 1};
+    if (clusters && half_input && regs.threads == 1024 && why_not_rowwise(p, d, stream).empty())
+      return stream;
     return regs;
-  // Rows too wide for registers: slices in shared memory, over a cluster where there is one.
+  }
+  // Rows too wide for one block's registers: slices of about 32 KB over a cluster, in shared
+  // memory. Measured on the H100 (512x65536, 64x262144): f32 slices as plain shared-memory
+  // blocks, 16-bit slices streamed with 8-byte packs, both well ahead of slices in registers
+  // (f32 68 vs 100 us, bf16 42 vs 82 us at 64x262144).
+  if (clusters) {
+    int cluster = 2;
+    while (cluster < 16 && ceil_div(p.cols * size_of(p.in_dtype), cluster) > 32 * 1024) cluster *= 2;
+    const KernelConfig slices = half_input
+                                    ? KernelConfig{Algorithm::kStream, std::max(1, pack / 2), 256, 256, cluster}
+                                    : KernelConfig{Algorithm::kClusterSmem, pack, 256, 256, cluster};
+    if (why_not_rowwise(p, d, slices).empty()) return slices;
+  }
   if (KernelConfig smem = fit_smem(p, pack, clusters); why_not_rowwise(p, d, smem).empty())
     return smem;
   return fit_block(Algorithm::kBlockOnline, p, pack);
@@ -314,8 +331,7 @@ void add_stream_candidates(const RowwiseProblem& p, int pack, std::vector<Kernel
   int cluster = 1;
   while (cluster < 16 && ceil_div(row_bytes, cluster) > 96 * 1024) cluster *= 2;
   for (int c : {cluster, cluster * 2})
-    if (c <= 16)
-      for (int threads : {256, 512}) out.push_back({Algorithm::kStream, pack, threads, threads, c});
+    if (c <= 16) out.push_back({Algorithm::kStream, pack, 256, 256, c});
 }
 
 }  // namespace
