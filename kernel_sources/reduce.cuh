@@ -74,10 +74,16 @@ __device__ __forceinline__ unsigned cluster_block_rank() {
   return rank;
 }
 
+// The .aligned forms need every thread of the warp to execute them together. Callers reach
+// them right after code where one thread did extra work (published a value, issued copies);
+// without the __syncwarp the warp can arrive split, and the cluster's barrier phases then no
+// longer line up across blocks.
 __device__ __forceinline__ void cluster_arrive() {
+  __syncwarp();
   asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
 }
 __device__ __forceinline__ void cluster_wait() {
+  __syncwarp();
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
