@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# On the GPU machine: build, run every test (GPU suites included), the demo, the C++ benchmark
-# and the comparisons with torch (softmax family; softmax + top-K). Logs go to $OUT (default ./out).
+# On the GPU machine: build, run every test (GPU suites included), the demo, the C++ benchmark,
+# the tuner's targets (scripts/tune_check.sh) and the comparisons with torch (softmax family;
+# softmax + top-K). Logs go to $OUT (default ./out).
 #   bash scripts/gpu_check.sh [--quick]
+# STEPS="build tests demo bench host tune torch topk" (the default: all) picks steps, so a run
+# can be split over calls with a time limit; the build folder is reused.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -10,39 +13,59 @@ mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
 status=0
 
+STEPS=${STEPS:-build tests demo bench host tune torch topk}
 step() { echo; echo "=== $1"; }
+wants() { [[ " $STEPS " == *" $1 "* ]]; }
 
-step "configure + build"
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release ${KJIT_CMAKE_ARGS:-} >"$OUT/configure.log" 2>&1 &&
-  cmake --build "$BUILD" -j 16 >"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+if wants build; then
+  step "configure + build"
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release ${KJIT_CMAKE_ARGS:-} >"$OUT/configure.log" 2>&1 &&
+    cmake --build "$BUILD" -j 16 >"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+  step "kjit info"
+  "$BUILD/cli/kjit" info 2>&1 | tee "$OUT/info.log"
+fi
 
-step "kjit info"
-"$BUILD/cli/kjit" info 2>&1 | tee "$OUT/info.log"
+if wants tests; then
+  step "tests"
+  (cd "$BUILD" && ctest --output-on-failure -j 4 --timeout 900) >"$OUT/tests.log" 2>&1 || status=1
+  grep -E "tests passed|tests failed|SKIPPED|Failed|\*\*\*" "$OUT/tests.log" | tail -30
+fi
 
-step "tests"
-(cd "$BUILD" && ctest --output-on-failure -j 4 --timeout 900) >"$OUT/tests.log" 2>&1 || status=1
-grep -E "tests passed|tests failed|SKIPPED|Failed|\*\*\*" "$OUT/tests.log" | tail -30
+if wants demo; then
+  step "demo"
+  "$BUILD/cli/kjit" demo >"$OUT/demo.log" 2>&1 || status=1
+  cat "$OUT/demo.log"
+fi
 
-step "demo"
-"$BUILD/cli/kjit" demo >"$OUT/demo.log" 2>&1 || status=1
-cat "$OUT/demo.log"
+if wants bench; then
+  step "benchmark (C++)"
+  "$BUILD/bench/kjit_bench_rowwise" --json "$OUT/bench_rowwise.json" >"$OUT/bench_rowwise.md" 2>&1 || status=1
+  cat "$OUT/bench_rowwise.md"
+fi
 
-step "benchmark (C++)"
-"$BUILD/bench/kjit_bench_rowwise" --json "$OUT/bench_rowwise.json" >"$OUT/bench_rowwise.md" 2>&1 || status=1
-cat "$OUT/bench_rowwise.md"
+if wants host; then
+  step "host overhead"
+  "$BUILD/bench/kjit_bench_rowwise" --host >/dev/null 2>&1  # an earlier process puts the cubin on disk
+  "$BUILD/bench/kjit_bench_rowwise" --host 2>&1 | tee "$OUT/host_overhead.txt" || status=1
+fi
 
-step "host overhead"
-"$BUILD/bench/kjit_bench_rowwise" --host >/dev/null 2>&1  # an earlier process puts the cubin on disk
-"$BUILD/bench/kjit_bench_rowwise" --host 2>&1 | tee "$OUT/host_overhead.txt" || status=1
+if wants tune; then
+  step "tuner targets"
+  KJIT_SKIP_HEURISTIC_BENCH=1 BUILD="$BUILD" OUT="$OUT" bash scripts/tune_check.sh --skip-build || status=1
+fi
 
+if wants torch; then
 step "compare with torch"
 PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_torch.py "$BUILD/runtime/libkjit.so" \
   --out "$OUT/compare_torch.md" "$@" 2>&1 | tee "$OUT/compare_torch.log" || status=1
+fi
 
+if wants topk; then
 step "compare softmax + top-K with torch"
 quick=""  # compare_topk.py takes --quick but none of compare_torch.py's other options
 for arg in "$@"; do [ "$arg" = --quick ] && quick=--quick; done
 PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_topk.py "$BUILD/runtime/libkjit.so" \
   --out "$OUT/compare_topk.md" --json "$OUT/compare_topk.json" $quick 2>&1 |
   tee "$OUT/compare_topk.log" || status=1
+fi
 exit $status
