@@ -314,8 +314,8 @@ void add_cluster_candidates(const RowwiseProblem& p, int pack, std::vector<Kerne
       out.push_back({Algorithm::kCluster, pack, threads, threads, cluster});
       break;
     }
-    const std::int64_t slice_bytes = row_bytes / cluster;
-    if (slice_bytes >= 16 * 1024 && slice_bytes <= 96 * 1024)
+    const std::int64_t slice_bytes = row_bytes / cluster;  // smaller ones measured far behind
+    if (slice_bytes >= 32 * 1024 && slice_bytes <= 96 * 1024)
       out.push_back({Algorithm::kClusterSmem, pack, 256, 256, cluster});
   }
 }
@@ -354,8 +354,9 @@ std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const Devi
       add_cluster_candidates(p, pack, configs);
     if (d.arch >= 90) add_stream_candidates(p, pack, configs);
   }
-  // Shared-memory and two-pass kernels are the fallbacks for rows no register kernel holds.
-  if (!fits_one_block) {
+  // Without clusters, shared-memory and two-pass kernels are what holds rows too wide for one
+  // block's registers (with clusters they measured far behind the cluster kernels).
+  if (!fits_one_block && d.arch < 90) {
     configs.push_back({Algorithm::kBlockSmem, p.max_pack, 512, 512, 1});
     configs.push_back({Algorithm::kBlockOnline, p.max_pack, 512, 512, 1});
   }
