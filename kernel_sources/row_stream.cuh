@@ -36,28 +36,31 @@ struct SliceStats {
     for (int i = 0; i < PackSize; ++i) v[i] = p * PackSize + i < cols ? to_float(raw.v[i]) : fill;
   }
 
-  __device__ __forceinline__ static OnlineStats online(const Pack<In, PackSize>* slice, int cols) {
-    OnlineStats stats = OnlineStats::empty();
+  /// Calls visit(v) with each of this thread's packs of the slice as floats (`fill` past cols).
+  template <typename Visit>
+  __device__ __forceinline__ static void for_each_pack(const Pack<In, PackSize>* slice, int cols,
+                                                       float fill, Visit visit) {
     const int packs = (cols + PackSize - 1) / PackSize;
 #pragma unroll 4
     for (int p = threadIdx.x % GroupThreads; p < packs; p += GroupThreads) {
       float v[PackSize];
-      load(slice, p, cols, neg_inf(), v);
-      stats.add<PackSize>(v);
+      load(slice, p, cols, fill, v);
+      visit(v);
     }
+  }
+
+  __device__ __forceinline__ static OnlineStats online(const Pack<In, PackSize>* slice, int cols) {
+    OnlineStats stats = OnlineStats::empty();
+    for_each_pack(slice, cols, neg_inf(), [&](const float* v) { stats.add<PackSize>(v); });
     return stats;
   }
 
   __device__ __forceinline__ static float first(const Pack<In, PackSize>* slice, int cols) {
     float first = Math::first_identity();
-    const int packs = (cols + PackSize - 1) / PackSize;
-#pragma unroll 4
-    for (int p = threadIdx.x % GroupThreads; p < packs; p += GroupThreads) {
-      float v[PackSize];
-      load(slice, p, cols, Math::first_identity(), v);
+    for_each_pack(slice, cols, Math::first_identity(), [&](const float* v) {
 #pragma unroll
       for (int i = 0; i < PackSize; ++i) first = typename Math::FirstOp()(first, Math::first_term(v[i]));
-    }
+    });
     return first;
   }
 };
