@@ -42,13 +42,8 @@ std::size_t first_mismatch(const unsigned char* got, const unsigned char* ref, D
 
 std::string compare_outputs(const std::vector<unsigned char>& got,
                             const std::vector<unsigned char>& reference, DType out) {
+  const std::size_t elements = reference.size() / size_of(out);
   if (got.size() != reference.size()) return "wrong: the output has the wrong size";
-  return compare_outputs(got.data(), reference.data(), reference.size(), out);
-}
-
-std::string compare_outputs(const unsigned char* got, const unsigned char* reference,
-                            std::size_t bytes, DType out) {
-  const std::size_t elements = bytes / size_of(out);
   const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
   const std::size_t chunk = (elements + threads - 1) / threads;
   std::atomic<std::size_t> first{elements};
@@ -56,7 +51,7 @@ std::string compare_outputs(const unsigned char* got, const unsigned char* refer
   for (unsigned t = 0; t < threads; ++t) {
     const std::size_t begin = std::min(elements, t * chunk), end = std::min(elements, begin + chunk);
     pool.emplace_back([&, begin, end] {
-      const std::size_t bad = first_mismatch(got, reference, out, begin, end);
+      const std::size_t bad = first_mismatch(got.data(), reference.data(), out, begin, end);
       if (bad == end) return;  // this chunk agrees
       std::size_t seen = first.load();
       while (bad < seen && !first.compare_exchange_weak(seen, bad)) {

@@ -2,7 +2,6 @@
 // Checks a tuning candidate's output against the reference kernel's, element by element.
 #pragma once
 
-#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -14,8 +13,6 @@ namespace kjit {
 /// they may differ by rounding, never by more; NaN must match NaN. Returns an empty string when
 /// they agree, else which element differs and how. Runs on all hardware threads, since tuning
 /// checks every candidate's full output.
-std::string compare_outputs(const unsigned char* got, const unsigned char* reference,
-                            std::size_t bytes, DType out);
 std::string compare_outputs(const std::vector<unsigned char>& got,
                             const std::vector<unsigned char>& reference, DType out);
 

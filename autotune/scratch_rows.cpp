@@ -113,12 +113,9 @@ RowwiseArgs ScratchRows::args(int set) const {
 
 float* ScratchRows::scale(int set) const { return reinterpret_cast<float*>(scales_[set].get()); }
 
-std::size_t ScratchRows::output_bytes() const {
-  return static_cast<std::size_t>(rows_ * cols_) * size_of(out_);
-}
-
-void ScratchRows::download_output(int set, void* dst) const {
-  KJIT_CU(cuMemcpyDtoH, dst, outputs_[set].get(), output_bytes());
+void ScratchRows::download_output(int set, std::vector<unsigned char>& bytes) const {
+  bytes.resize(static_cast<std::size_t>(rows_ * cols_) * size_of(out_));
+  KJIT_CU(cuMemcpyDtoH, bytes.data(), outputs_[set].get(), bytes.size());
 }
 
 std::vector<float> ScratchRows::output_as_floats(int set) const {

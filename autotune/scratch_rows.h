@@ -20,10 +20,8 @@ class ScratchRows {
   float* scale(int set) const;
   int sets() const { return static_cast<int>(inputs_.size()); }
 
-  /// Bytes of one output buffer.
-  std::size_t output_bytes() const;
-  /// Copies output `set`'s raw bytes to `dst` (output_bytes() of host memory, ideally pinned).
-  void download_output(int set, void* dst) const;
+  /// Output `set`'s raw bytes, into `bytes` (resized; reusing it saves page faults).
+  void download_output(int set, std::vector<unsigned char>& bytes) const;
   /// Output `set` downloaded and converted to floats.
   std::vector<float> output_as_floats(int set) const;
   /// Fills output `set` with 0xFF bytes (NaN in every float type) before a checked run.

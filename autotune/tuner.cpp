@@ -62,20 +62,12 @@ std::size_t pick_winner(const std::vector<CandidateResult>& results, double tie_
 
 /// Runs one candidate on scratch set 0, checks it against the reference, and times it: one
 /// quick sample first, and the full timing only if that sample is within reach of the best.
-/// What evaluating candidates needs besides the candidate: inputs, and the reference output and
-/// a download buffer in pinned memory (a pageable download of a large output took longer than
-/// comparing it).
+/// What evaluating candidates needs besides the candidate: inputs, the reference output, and a
+/// download buffer reused across candidates.
 struct Bench {
-  explicit Bench(const ScratchRows& rows)
-      : scratch(rows),
-        reference(allocate_pinned(rows.output_bytes())),
-        output(allocate_pinned(rows.output_bytes())) {}
-  const unsigned char* reference_bytes() const { return static_cast<const unsigned char*>(reference.get()); }
-  const unsigned char* output_bytes() const { return static_cast<const unsigned char*>(output.get()); }
-
   const ScratchRows& scratch;
-  PinnedMemory reference;
-  PinnedMemory output;
+  std::vector<unsigned char> reference;
+  std::vector<unsigned char> output;
 };
 
 void evaluate(Runtime& runtime, RowOp op, Bench& bench, const TuneOptions& options,
@@ -88,9 +80,8 @@ void evaluate(Runtime& runtime, RowOp op, Bench& bench, const TuneOptions& optio
   if (options.sabotage && *options.sabotage == candidate.config)
     KJIT_CU(cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(scratch.args(0).out), 0x42, 4, stream);
   KJIT_CU(cuStreamSynchronize, stream);
-  scratch.download_output(0, bench.output.get());
-  if (std::string wrong = compare_outputs(bench.output_bytes(), bench.reference_bytes(),
-                                          scratch.output_bytes(), scratch.args(0).out_dtype);
+  scratch.download_output(0, bench.output);
+  if (std::string wrong = compare_outputs(bench.output, bench.reference, scratch.args(0).out_dtype);
       !wrong.empty()) {
     candidate.status = wrong;
     phases.check += seconds_since(start);
@@ -213,8 +204,8 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
   phase_start = std::chrono::steady_clock::now();
   runtime.run_with_config(op, scratch.args(0), scratch.scale(0), {Algorithm::kBlockOnline}, stream);
   KJIT_CU(cuStreamSynchronize, stream);
-  Bench bench(scratch);
-  scratch.download_output(0, bench.reference.get());
+  Bench bench{scratch, {}, {}};
+  scratch.download_output(0, bench.reference);
   report.phases.setup += seconds_since(phase_start);
 
   double best_us = 0.0;  // fastest fully timed candidate so far

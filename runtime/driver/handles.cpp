@@ -15,12 +15,6 @@ DeviceMemory allocate_device(std::size_t bytes) {
   return DeviceMemory(pointer);
 }
 
-PinnedMemory allocate_pinned(std::size_t bytes) {
-  void* pointer = nullptr;
-  KJIT_CU(cuMemAllocHost, &pointer, bytes);
-  return PinnedMemory(pointer);
-}
-
 Stream create_stream() {
   CUstream stream = nullptr;
   KJIT_CU(cuStreamCreate, &stream, CU_STREAM_NON_BLOCKING);

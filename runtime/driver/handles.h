@@ -42,7 +42,6 @@ class UniqueHandle {
 namespace release {
 inline CUresult module(CUmodule h) noexcept { return cuda().cuModuleUnload(h); }
 inline CUresult memory(CUdeviceptr h) noexcept { return cuda().cuMemFree(h); }
-inline CUresult host_memory(void* h) noexcept { return cuda().cuMemFreeHost(h); }
 inline CUresult stream(CUstream h) noexcept { return cuda().cuStreamDestroy(h); }
 inline CUresult event(CUevent h) noexcept { return cuda().cuEventDestroy(h); }
 inline CUresult graph(CUgraph h) noexcept { return cuda().cuGraphDestroy(h); }
@@ -51,7 +50,6 @@ inline CUresult graph_exec(CUgraphExec h) noexcept { return cuda().cuGraphExecDe
 
 using Module = UniqueHandle<CUmodule, release::module>;
 using DeviceMemory = UniqueHandle<CUdeviceptr, release::memory>;
-using PinnedMemory = UniqueHandle<void*, release::host_memory>;
 using Stream = UniqueHandle<CUstream, release::stream>;
 using Event = UniqueHandle<CUevent, release::event>;
 using Graph = UniqueHandle<CUgraph, release::graph>;
@@ -61,8 +59,6 @@ using GraphExec = UniqueHandle<CUgraphExec, release::graph_exec>;
 Module load_module(const void* image);
 /// Allocates `bytes` of device memory in the current context.
 DeviceMemory allocate_device(std::size_t bytes);
-/// Allocates `bytes` of page-locked host memory (copies to and from it run at full speed).
-PinnedMemory allocate_pinned(std::size_t bytes);
 /// A new non-blocking stream in the current context.
 Stream create_stream();
 /// A new event (timing enabled).
