@@ -28,7 +28,12 @@ void run_bench(const BenchFlags& flags) {
   bench::RowwiseBench bench(runtime, stream.get());
   Table table({"op", "dtype", "shape", "config", "us", "p20", "p80", "GB/s", "%copy"});
   std::string json = "[";
+  std::size_t skipped = 0;
   for (const SpecCall& call : calls) {
+    if (call.softmax_topk) {  // bench/compare_topk.py times softmax + top-K beside torch
+      ++skipped;
+      continue;
+    }
     const bench::BenchResult r = bench.run({call.op, call.dtype, call.dtype, call.rows, call.cols});
     table.add({to_string(call.op), to_string(call.dtype), bench::shape_name(r.shape),
                r.kernel.config.to_string(), format("%.2f", r.timing.median_us),
@@ -46,6 +51,8 @@ void run_bench(const BenchFlags& flags) {
   }
   std::printf("copy bandwidth: %.0f GB/s (read + write)\n\n", bench.copy_bandwidth() / 1e9);
   table.print();
+  if (skipped > 0)
+    std::printf("\n%zu softmax_topk calls not timed here: bench/compare_topk.py times them\n", skipped);
 }
 
 }  // namespace

@@ -16,7 +16,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kFields[] = {"ops", "dtypes", "cols", "rows"};
+constexpr const char* kFields[] = {"ops", "dtypes", "cols", "rows", "k", "index_dtypes"};
+constexpr const char* kTopkOp = "softmax_topk";
 
 [[noreturn]] void reject(const std::string& where, const std::string& what) {
   throw Error(Status::kErrorInvalidArgument, where + ": " + what);
@@ -64,6 +65,34 @@ std::function<std::int64_t(const json&, const std::string&)> integer(std::int64_
   };
 }
 
+DType checked_index_dtype(const std::string& text) {
+  const DType dtype = parse_dtype(text);
+  if (dtype != DType::kI32 && dtype != DType::kI64)
+    throw Error(Status::kErrorInvalidArgument, "index dtype '" + text + "' must be i32 or i64");
+  return dtype;
+}
+
+/// The "ops" list: row-wise op names, and "softmax_topk" (recorded in `entry.softmax_topk`).
+void parse_ops(const json& entry, const std::string& where, SpecEntry& parsed) {
+  std::vector<std::string> names = parse_list<std::string>(
+      entry, "ops", where, [](const json& item, const std::string& at) {
+        if (!item.is_string()) reject(at, item.dump() + " is not a string");
+        return item.get<std::string>();
+      });
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == kTopkOp) {
+      parsed.softmax_topk = true;
+      continue;
+    }
+    try {
+      parsed.ops.push_back(parse_row_op(names[i]));
+    } catch (const Error& e) {
+      reject(where + ", \"ops\"[" + std::to_string(i) + "]",
+             std::string(e.what()) + " (or softmax_topk)");
+    }
+  }
+}
+
 DType checked_dtype(const std::string& text) {
   const DType dtype = parse_dtype(text);
   if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16)
@@ -77,11 +106,23 @@ SpecEntry parse_entry(const json& entry, const std::string& where) {
   for (const auto& item : entry.items())
     if (std::find_if(std::begin(kFields), std::end(kFields),
                      [&](const char* f) { return item.key() == f; }) == std::end(kFields))
-      reject(where, "unknown field \"" + item.key() + "\" (expected ops, dtypes, cols, rows)");
+      reject(where, "unknown field \"" + item.key() +
+                        "\" (expected ops, dtypes, cols, rows, k, index_dtypes)");
   for (const char* required : {"ops", "cols"})
     if (!entry.contains(required)) reject(where, "missing field \"" + std::string(required) + "\"");
   SpecEntry parsed;
-  parsed.ops = parse_list<RowOp>(entry, "ops", where, named(&parse_row_op));
+  parse_ops(entry, where, parsed);
+  if (parsed.softmax_topk && !entry.contains("k"))
+    reject(where, "missing field \"k\" (softmax_topk needs the k values to prepare for)");
+  for (const char* field : {"k", "index_dtypes"})
+    if (!parsed.softmax_topk && entry.contains(field))
+      reject(where, "\"" + std::string(field) + "\" applies to softmax_topk only, which \"ops\" lacks");
+  if (parsed.softmax_topk) {
+    parsed.ks = parse_list<std::int64_t>(entry, "k", where, integer(1, kMaxTopK));
+    parsed.index_dtypes = entry.contains("index_dtypes")
+                              ? parse_list<DType>(entry, "index_dtypes", where, named(&checked_index_dtype))
+                              : std::vector<DType>{DType::kI64};
+  }
   parsed.cols = parse_list<std::int64_t>(entry, "cols", where, integer(1, kMaxCols));
   parsed.dtypes = entry.contains("dtypes")
                       ? parse_list<DType>(entry, "dtypes", where, named(&checked_dtype))
@@ -124,12 +165,36 @@ std::vector<SpecEntry> load_spec_file(const std::string& path) {
 
 std::vector<SpecCall> expand_spec(const std::vector<SpecEntry>& entries) {
   std::vector<SpecCall> calls;
-  for (const SpecEntry& entry : entries)
+  for (const SpecEntry& entry : entries) {
     for (RowOp op : entry.ops)
       for (DType dtype : entry.dtypes)
         for (std::int64_t cols : entry.cols)
           for (std::int64_t rows : entry.rows) calls.push_back({op, dtype, rows, cols});
+    if (!entry.softmax_topk) continue;
+    for (DType dtype : entry.dtypes)
+      for (std::int64_t cols : entry.cols)
+        for (std::int64_t rows : entry.rows)
+          for (std::int64_t k : entry.ks)
+            for (DType index : entry.index_dtypes)
+              calls.push_back({RowOp::kSoftmax, dtype, rows, cols, true, static_cast<int>(k), index});
+  }
   return calls;
+}
+
+TopkProblem planned_topk_problem(const SpecCall& call) {
+  if (call.rows < 1)
+    throw Error(Status::kErrorInvalidArgument,
+                "rows must be >= 1 (got " + std::to_string(call.rows) + ")");
+  return planned_topk(contiguous_topk_problem(call.dtype, call.index_dtype, call.rows, call.cols, call.k));
+}
+
+std::string describe(const SpecCall& call) {
+  if (call.softmax_topk)
+    return format("softmax_topk k=%d %s->%s rows=%lld cols=%lld", call.k, to_string(call.dtype),
+                  to_string(call.index_dtype), static_cast<long long>(call.rows),
+                  static_cast<long long>(call.cols));
+  return format("%s %s rows=%lld cols=%lld", to_string(call.op), to_string(call.dtype),
+                static_cast<long long>(call.rows), static_cast<long long>(call.cols));
 }
 
 RowwiseProblem planned_problem(const SpecCall& call) {

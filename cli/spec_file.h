@@ -8,15 +8,19 @@
 
 #include "kjit/types.hpp"
 #include "runtime/ops/rowwise_problem.h"
+#include "runtime/ops/topk_problem.h"
 
 namespace kjit::cli {
 
 /// One object of a spec file; every combination of its lists is one call to prepare for.
 struct SpecEntry {
-  std::vector<RowOp> ops;          ///< "ops": required
+  std::vector<RowOp> ops;          ///< "ops": required (row-wise ops and/or "softmax_topk")
+  bool softmax_topk = false;       ///< "softmax_topk" is among the ops
   std::vector<DType> dtypes;       ///< "dtypes": input and output dtype; default ["f32"]
   std::vector<std::int64_t> cols;  ///< "cols": required, each in 1..kMaxCols
   std::vector<std::int64_t> rows;  ///< "rows": each >= 1; default [1]
+  std::vector<std::int64_t> ks;    ///< "k": softmax_topk's k, each in 1..kMaxTopK; required with it
+  std::vector<DType> index_dtypes; ///< "index_dtypes": softmax_topk's indices; default ["i64"]
 };
 
 /// Parses spec JSON: one entry object or a non-empty list of them. `origin` (a file name) starts
@@ -26,19 +30,29 @@ std::vector<SpecEntry> parse_spec(const std::string& text, const std::string& or
 /// Reads and parses a spec file; an unreadable file is Error(kErrorInvalidArgument) too.
 std::vector<SpecEntry> load_spec_file(const std::string& path);
 
-/// One call to prepare for: `op` on a contiguous, aligned [rows, cols] tensor of `dtype`.
+/// One call to prepare for: `op` (or softmax + top-K) on a contiguous, aligned [rows, cols]
+/// tensor of `dtype`.
 struct SpecCall {
   RowOp op = RowOp::kSoftmax;
   DType dtype = DType::kF32;
   std::int64_t rows = 1;
   std::int64_t cols = 0;
+  bool softmax_topk = false;       ///< a softmax_topk call; `op` does not apply
+  int k = 0;                       ///< softmax_topk only
+  DType index_dtype = DType::kI64; ///< softmax_topk only
 };
 
 /// Every combination of every entry, in file order (duplicates included).
 std::vector<SpecCall> expand_spec(const std::vector<SpecEntry>& entries);
 
-/// The problem the runtime's dispatcher plans for when `call` is made: rows rounded up to the
-/// top of their bucket. Throws Error(kErrorInvalidArgument) for an invalid call.
+/// The problem the runtime's dispatcher plans for when `call` (a row-wise one) is made: rows
+/// rounded up to the top of their bucket. Throws Error(kErrorInvalidArgument) for an invalid call.
 RowwiseProblem planned_problem(const SpecCall& call);
+
+/// The same for a softmax_topk call (k and rows at the top of their buckets).
+TopkProblem planned_topk_problem(const SpecCall& call);
+
+/// "softmax rows=64 cols=4096 f32", "softmax_topk k=50 rows=8 cols=128256 bf16 -> i64".
+std::string describe(const SpecCall& call);
 
 }  // namespace kjit::cli

@@ -195,11 +195,7 @@ std::shared_ptr<const Launchable> Dispatcher::resolve_topk(ContextState& state,
     if (auto found = state.topk_table.find(key); found != state.topk_table.end())
       return found->second;
   }
-  // Plan for the bucket's largest k and row count, so every call of the class shares a kernel.
-  TopkProblem planned = problem;
-  planned.k = std::min<std::int64_t>(key.k_bucket, problem.cols);
-  planned.rows = bucket_rows(key.rows_bucket);
-  const TopkConfig config = choose_topk_config(planned, state.device);
+  const TopkConfig config = choose_topk_config(planned_topk(problem), state.device);
   auto launchable = std::make_shared<const Launchable>(
       load(state, topk_kernel_spec(problem, config), topk_launch_shape(problem, config)));
   std::unique_lock<std::shared_mutex> lock(state.table_mutex);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/ops/topk_problem.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -128,6 +129,14 @@ std::size_t TopkDispatchKeyHash::operator()(const TopkDispatchKey& key) const no
 TopkDispatchKey key_of(const TopkProblem& problem) noexcept {
   return {problem.in_dtype, problem.idx_dtype, problem.cols, topk_bucket(problem.k),
           rows_bucket(problem.rows), problem.max_pack};
+}
+
+TopkProblem planned_topk(const TopkProblem& problem) noexcept {
+  const TopkDispatchKey key = key_of(problem);
+  TopkProblem planned = problem;
+  planned.k = static_cast<int>(std::min<std::int64_t>(key.k_bucket, problem.cols));
+  planned.rows = bucket_rows(key.rows_bucket);
+  return planned;
 }
 
 }  // namespace kjit

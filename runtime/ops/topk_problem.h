@@ -45,4 +45,9 @@ struct TopkDispatchKeyHash {
 
 TopkDispatchKey key_of(const TopkProblem& problem) noexcept;
 
+/// What the dispatcher plans a call's class for: the K bucket's largest k (at most cols) and
+/// the rows bucket's largest row count, so every call of the class shares one kernel.
+/// `kjit precompile` plans with it too, so the kernels it stores are the ones calls look up.
+TopkProblem planned_topk(const TopkProblem& problem) noexcept;
+
 }  // namespace kjit

@@ -153,6 +153,41 @@ TEST_CASE("precompile fills the cache named by --cache-dir; a second run compile
   CHECK(summary_count(second.output, "already cached") == 2 * kKernelsPerArch);
 }
 
+TEST_CASE("precompile builds the softmax_topk kernels of a spec, one per K bucket") {
+  TempDir dir;
+  const std::string cache = dir / "cache";
+  // k 50 and 64 share the K bucket 64, k 1 has bucket 32: two top-K kernels per index dtype.
+  const std::string spec = write_file(dir, "topk.json", R"({"ops": ["softmax_topk"], "cols": [32000],
+      "rows": [8], "k": [1, 50, 64], "index_dtypes": ["i32", "i64"]})");
+  const Result first = kjit("precompile --arch sm_90 --spec " + spec + " --cache-dir " + cache);
+  INFO(first.output);
+  REQUIRE(first.code == 0);
+  CHECK(summary_count(first.output, "compiled") == 4);
+  CHECK(contains(first.output, "(6 calls)"));
+  CHECK(contains(first.output, "kjit::topk_softmax<float, int, 32000, 32,"));
+  CHECK(contains(first.output, "kjit::topk_softmax<float, long long, 32000, 64,"));
+  const Result second = kjit("precompile --arch sm_90 --spec " + spec + " --cache-dir " + cache);
+  CHECK(summary_count(second.output, "already cached") == 4);
+  CHECK(contains(kjit("inspect --cache-dir " + cache).output, "4 entries"));
+}
+
+TEST_CASE("softmax_topk spec entries name what is wrong with them") {
+  TempDir dir;
+  auto refused = [&](const std::string& text, const std::string& message) {
+    const Result result = precompile(dir / "cache", write_file(dir, "spec.json", text));
+    INFO(result.output);
+    CHECK(result.code == 2);
+    CHECK(contains(result.output, message));
+  };
+  refused(R"({"ops": ["softmax_topk"], "cols": [100]})", "missing field \"k\"");
+  refused(R"({"ops": ["softmax"], "cols": [100], "k": [5]})", "\"k\" applies to softmax_topk only");
+  refused(R"({"ops": ["softmax_topk"], "cols": [100], "k": [5000]})", "\"k\"[0]: 5000 is not an integer in 1..4096");
+  refused(R"({"ops": ["softmax_topk"], "cols": [100], "k": [500]})", "k (500) is larger than cols (100)");
+  refused(R"({"ops": ["softmax_topk"], "cols": [100], "k": [5], "index_dtypes": ["f32"]})",
+          "\"index_dtypes\"[0]: index dtype 'f32' must be i32 or i64");
+  refused(R"({"ops": ["sofmax_topk"], "cols": [100], "k": [5]})", "(or softmax_topk)");
+}
+
 TEST_CASE("inspect --log and --explain describe entries and calls") {
   TempDir dir;
   const std::string cache = dir / "cache";
