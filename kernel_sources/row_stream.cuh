@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Rows streamed through shared memory by the TMA engine (sm_90). Resident blocks (or clusters)
 // walk tiles of rows; while a block computes and writes one tile from shared memory, a bulk
-// copy of its next tile is already in flight into the other stage. The register and barrier
-// kernels stall their SM between reading a row and writing it; here the reads never stop.
+// copy of its next tile is already in flight into the other stage, so a block's loads do not
+// wait for its reductions and stores, and the bytes in flight do not depend on registers.
 //
 // A tile is one row slice per group: GroupThreads == BlockThreads is one row per tile (split
 // over a cluster of ClusterBlocks blocks for wide rows), GroupThreads <= 32 is one row per
