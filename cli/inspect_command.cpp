@@ -29,8 +29,9 @@ using nlohmann::ordered_json;
 constexpr const char* kCubinKind = "cubin";
 
 struct InspectFlags {
-  std::string cache_dir, log_key, op, dtype = "f32", arch;
+  std::string cache_dir, log_key, op, dtype = "f32", index_dtype = "i64", arch;
   long long cols = 0, rows = 1;
+  int k = 0;
   bool explain = false, json = false;
 };
 
@@ -180,11 +181,9 @@ std::vector<std::string> miss_hints(const std::vector<cache::EntryInfo>& entries
 /// What --explain found out about one call.
 struct Explanation {
   SpecCall call;
-  RowwiseProblem problem;
+  PlannedKernel plan;
   DeviceProps device;
   bool on_gpu = false;
-  KernelConfig config;
-  KernelSpec spec;
   std::string key_text;
   std::optional<cache::EntryInfo> entry;  ///< the disk entry for exactly this key
   std::string bundle;                     ///< KJIT_CACHE_BUNDLE when it holds the key
@@ -196,8 +195,8 @@ struct Explanation {
 void add_nominal_hint(Explanation& x, const std::vector<cache::EntryInfo>& entries) {
   if (!x.on_gpu) return;
   const DeviceProps nominal = nominal_device(x.device.arch);
-  const KernelSpec spec = rowwise_kernel_spec(x.problem, choose_rowwise_config(x.problem, nominal));
-  if (spec.name_expression == x.spec.name_expression) return;
+  const KernelSpec spec = plan_kernel(x.call, nominal).spec;
+  if (spec.name_expression == x.plan.spec.name_expression) return;
   const std::string key_text = kernel_key_text(spec, x.device.arch);
   for (const auto& info : entries)
     if (info.key_text == key_text)
@@ -211,11 +210,9 @@ void add_nominal_hint(Explanation& x, const std::vector<cache::EntryInfo>& entri
 Explanation explain_call(const SpecCall& call, int arch, cache::DiskCache& disk) {
   Explanation x;
   x.call = call;
-  x.problem = planned_problem(call);
   x.device = target_device(arch, &x.on_gpu);
-  x.config = choose_rowwise_config(x.problem, x.device);
-  x.spec = rowwise_kernel_spec(x.problem, x.config);
-  x.key_text = kernel_key_text(x.spec, x.device.arch);
+  x.plan = plan_kernel(call, x.device);
+  x.key_text = kernel_key_text(x.plan.spec, x.device.arch);
   const std::vector<cache::EntryInfo> entries = disk.list();
   for (const auto& info : entries)
     if (info.kind == kCubinKind && info.key_text == x.key_text) x.entry = info;
@@ -246,31 +243,36 @@ std::string cache_status(const Explanation& x, const std::string& dir) {
 void print_explanation(const Explanation& x, const std::string& dir, bool as_json) {
   const std::string digest = kernel_key_digest(x.key_text);
   if (as_json) {
-    ordered_json out = {{"op", to_string(x.call.op)},
+    ordered_json out = {{"op", x.call.softmax_topk ? "softmax_topk" : to_string(x.call.op)},
                         {"dtype", to_string(x.call.dtype)},
                         {"rows", x.call.rows},
-                        {"planned_rows", x.problem.rows},
+                        {"planned_rows", x.plan.planned_rows},
                         {"cols", x.call.cols},
                         {"device", x.device.name},
                         {"on_gpu", x.on_gpu},
-                        {"config", json::parse(x.config.to_json())},
-                        {"kernel", x.spec.name_expression},
+                        {"config", json::parse(x.plan.config_json)},
+                        {"kernel", x.plan.spec.name_expression},
                         {"key", digest},
                         {"key_text", ordered_json::parse(x.key_text)},
                         {"cached", x.entry.has_value() || !x.bundle.empty()},
                         {"entry", x.entry ? json(x.entry->path) : json()},
                         {"bundle", x.bundle.empty() ? json() : json(x.bundle)},
                         {"hints", x.hints}};
+    if (x.call.softmax_topk) {
+      out["k"] = x.call.k;
+      out["planned_k"] = x.plan.planned_k;
+      out["index_dtype"] = to_string(x.call.index_dtype);
+    }
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
-  std::printf("call:     %s %s, %lld rows (planned as %lld), %lld cols\n", to_string(x.call.op),
-              to_string(x.call.dtype), static_cast<long long>(x.call.rows),
-              static_cast<long long>(x.problem.rows), static_cast<long long>(x.call.cols));
+  std::printf("call:     %s (planned as %lld rows%s)\n", describe(x.call).c_str(),
+              static_cast<long long>(x.plan.planned_rows),
+              x.call.softmax_topk ? format(", k=%d", x.plan.planned_k).c_str() : "");
   std::printf("device:   %s%s, %d SMs\n", x.on_gpu ? "this GPU, " : "", x.device.name.c_str(),
               x.device.sm_count);
-  std::printf("config:   %s\n", x.config.to_string().c_str());
-  std::printf("kernel:   %s\n", x.spec.name_expression.c_str());
+  std::printf("config:   %s\n", x.plan.config.c_str());
+  std::printf("kernel:   %s\n", x.plan.spec.name_expression.c_str());
   std::printf("key:      %s\n", digest.c_str());
   std::printf("cache:    %s\n", cache_status(x, dir).c_str());
   for (const std::string& hint : x.hints) std::printf("hint:     %s\n", hint.c_str());
@@ -283,7 +285,18 @@ void run_explain(const InspectFlags& flags, bool cols_given) {
   if (flags.op.empty() || !cols_given)
     throw Error(Status::kErrorInvalidArgument,
                 "--explain needs --op and --cols (and --arch without a GPU)");
-  const SpecCall call{parse_row_op(flags.op), parse_dtype(flags.dtype), flags.rows, flags.cols};
+  SpecCall call;
+  call.dtype = parse_dtype(flags.dtype);
+  call.rows = flags.rows;
+  call.cols = flags.cols;
+  if (flags.op == "softmax_topk") {
+    if (flags.k < 1) throw Error(Status::kErrorInvalidArgument, "--k: softmax_topk needs k >= 1");
+    call.softmax_topk = true;
+    call.k = flags.k;
+    call.index_dtype = parse_dtype(flags.index_dtype);
+  } else {
+    call.op = parse_row_op(flags.op);
+  }
   const int arch = flags.arch.empty() ? 0 : parse_arch(flags.arch, "--arch");
   auto disk = open_disk_cache(flags.cache_dir, false);
   print_explanation(explain_call(call, arch, *disk), disk->dir(), flags.json);
@@ -309,7 +322,11 @@ void add_inspect_command(CLI::App& app) {
       "--explain", flags->explain, "which kernel and key a call maps to, and whether it is cached");
   log->excludes(explain);
   // The call's description only means something to --explain.
-  command->add_option("--op", flags->op, "softmax, log_softmax or reduce_scale")->needs(explain);
+  command->add_option("--op", flags->op, "softmax, log_softmax, reduce_scale or softmax_topk")
+      ->needs(explain);
+  command->add_option("--k", flags->k, "softmax_topk: k")->needs(explain);
+  command->add_option("--index-dtype", flags->index_dtype, "softmax_topk: i32 or i64 (default i64)")
+      ->needs(explain);
   command->add_option("--dtype", flags->dtype, "f32, f16 or bf16 (default f32)")->needs(explain);
   auto* cols = command->add_option("--cols", flags->cols, "columns per row")->needs(explain);
   command->add_option("--rows", flags->rows, "rows (default 1)")->needs(explain);

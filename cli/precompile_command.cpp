@@ -27,7 +27,6 @@
 #include "runtime/cubin_store.h"
 #include "runtime/driver/handles.h"
 #include "runtime/ops/rowwise_heuristics.h"
-#include "runtime/ops/topk_kernels.h"
 
 namespace kjit::cli {
 namespace {
@@ -122,16 +121,6 @@ std::vector<int> parse_arch_list(const std::string& text) {
   return archs;
 }
 
-/// The kernel the runtime's heuristics pick for `call` on `device`.
-KernelSpec kernel_for(const SpecCall& call, const DeviceProps& device) {
-  if (call.softmax_topk) {
-    const TopkProblem problem = planned_topk_problem(call);
-    return topk_kernel_spec(problem, choose_topk_config(problem, device));
-  }
-  const RowwiseProblem problem = planned_problem(call);
-  return rowwise_kernel_spec(problem, choose_rowwise_config(problem, device));
-}
-
 /// The distinct kernels the calls need on each arch, in arch x call order.
 std::vector<Job> plan_jobs(const std::vector<SpecCall>& calls, const std::vector<int>& archs) {
   std::vector<Job> jobs;
@@ -146,7 +135,7 @@ std::vector<Job> plan_jobs(const std::vector<SpecCall>& calls, const std::vector
     for (const SpecCall& call : calls) {
       KernelSpec spec;
       try {
-        spec = kernel_for(call, device);
+        spec = plan_kernel(call, device).spec;
       } catch (const Error& e) {
         throw Error(Status::kErrorInvalidArgument, "--spec: " + describe(call) + ": " + e.what());
       }

@@ -10,6 +10,8 @@
 
 #include "cli/shapes.h"
 #include "kjit/error.hpp"
+#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/topk_kernels.h"
 
 namespace kjit::cli {
 namespace {
@@ -186,6 +188,28 @@ TopkProblem planned_topk_problem(const SpecCall& call) {
     throw Error(Status::kErrorInvalidArgument,
                 "rows must be >= 1 (got " + std::to_string(call.rows) + ")");
   return planned_topk(contiguous_topk_problem(call.dtype, call.index_dtype, call.rows, call.cols, call.k));
+}
+
+PlannedKernel plan_kernel(const SpecCall& call, const DeviceProps& device) {
+  PlannedKernel plan;
+  if (call.softmax_topk) {
+    const TopkProblem problem = planned_topk_problem(call);
+    const TopkConfig config = choose_topk_config(problem, device);
+    plan.planned_rows = problem.rows;
+    plan.planned_k = problem.k;
+    plan.config = config.to_string();
+    plan.config_json = json{{"pack", config.pack}, {"threads", config.threads},
+                            {"unroll", config.unroll}, {"cluster", config.cluster}}.dump();
+    plan.spec = topk_kernel_spec(problem, config);
+    return plan;
+  }
+  const RowwiseProblem problem = planned_problem(call);
+  const KernelConfig config = choose_rowwise_config(problem, device);
+  plan.planned_rows = problem.rows;
+  plan.config = config.to_string();
+  plan.config_json = config.to_json();
+  plan.spec = rowwise_kernel_spec(problem, config);
+  return plan;
 }
 
 std::string describe(const SpecCall& call) {

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "kjit/types.hpp"
+#include "runtime/driver/context.h"
+#include "runtime/ops/rowwise_kernels.h"
 #include "runtime/ops/rowwise_problem.h"
 #include "runtime/ops/topk_problem.h"
 
@@ -51,6 +53,18 @@ RowwiseProblem planned_problem(const SpecCall& call);
 
 /// The same for a softmax_topk call (k and rows at the top of their buckets).
 TopkProblem planned_topk_problem(const SpecCall& call);
+
+/// The kernel the runtime's heuristics pick for a call on a device, and what led there.
+struct PlannedKernel {
+  std::int64_t planned_rows = 0;  ///< the rows bucket's top, which the heuristics plan for
+  int planned_k = 0;              ///< softmax_topk: the K bucket's top (at most cols)
+  std::string config;             ///< e.g. "warp pack=4 threads=128 group=32 cluster=1"
+  std::string config_json;
+  KernelSpec spec;
+};
+
+/// Throws Error(kErrorInvalidArgument) for an invalid call.
+PlannedKernel plan_kernel(const SpecCall& call, const DeviceProps& device);
 
 /// "softmax rows=64 cols=4096 f32", "softmax_topk k=50 rows=8 cols=128256 bf16 -> i64".
 std::string describe(const SpecCall& call);
