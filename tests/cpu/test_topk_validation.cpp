@@ -15,6 +15,7 @@
 #include "kjit/kjit.h"
 #include "kjit/kjit.hpp"
 #include "runtime/driver/cuda_api.h"
+#include "runtime/ops/topk_problem.h"
 
 using namespace kjit;
 
@@ -285,4 +286,26 @@ TEST_CASE("kjit_softmax_topk rejects a null runtime") {
   const TopkArgs args = valid_args();
   CHECK(call_c(nullptr, args) == KJIT_ERROR_INVALID_ARGUMENT);
   CHECK(names_argument(kjit_last_error(), "rt"));
+}
+
+TEST_CASE("a call's class plans for its K bucket's and rows bucket's tops") {
+  TopkProblem problem;
+  problem.cols = 32000;
+  problem.rows = 5;
+  problem.k = 40;
+  problem.max_pack = 4;
+  TopkProblem planned = planned_topk(problem);
+  CHECK(planned.k == 64);
+  CHECK(planned.rows == 8);
+  CHECK(planned.cols == problem.cols);
+  CHECK(key_of(planned) == key_of(problem));  // the plan stays in the call's class
+  problem.k = 1;
+  CHECK(planned_topk(problem).k == 32);  // the smallest bucket
+  problem.cols = 40;  // fewer columns than the bucket: the plan keeps k <= cols
+  problem.k = 33;
+  planned = planned_topk(problem);
+  CHECK(planned.k == 40);
+  CHECK(key_of(planned) == key_of(problem));
+  problem.rows = 1;
+  CHECK(planned_topk(problem).rows == 1);
 }
