@@ -11,21 +11,6 @@
 
 namespace kjit {
 
-/// Reduces `value` over the block and then, for ClusterBlocks > 1, over the cluster through
-/// `slot` (one shared float per statistic, written by thread 0).
-template <int BlockThreads, int ClusterBlocks, typename Op>
-__device__ __forceinline__ float row_all_reduce(float value, float* slot, Op op) {
-  value = block_all_reduce<BlockThreads>(value, op);
-  if constexpr (ClusterBlocks == 1) {
-    return value;
-  } else {
-    if (threadIdx.x == 0) *slot = value;
-    cluster_arrive();
-    cluster_wait();
-    return reduce_cluster_slots<ClusterBlocks>(slot, op);
-  }
-}
-
 template <int Op, typename IoTypes, int Cols, int PackSize, int BlockThreads, int ClusterBlocks>
 __global__ void __launch_bounds__(BlockThreads)
 block_smem(const RowParams params) {

@@ -82,14 +82,6 @@ __device__ __forceinline__ OnlineStats cluster_merge(OnlineStats s, float* slot)
   return warp_merge<32>(mine);
 }
 
-template <int ClusterBlocks, typename Op>
-__device__ __forceinline__ float cluster_reduce(float value, float* slot, Op op) {
-  if (threadIdx.x == 0) slot[0] = value;
-  cluster_arrive();
-  cluster_wait();
-  return reduce_cluster_slots<ClusterBlocks>(slot, op);
-}
-
 template <int Op, typename IoTypes, int Cols, int PackSize, int BlockThreads, int GroupThreads,
           int ClusterBlocks>
 __global__ void __launch_bounds__(BlockThreads)
@@ -169,10 +161,9 @@ row_stream(const RowParams params) {
       first = stats.max;
       finished = Math::finish(stats.sum);
     } else {
-      first = group_all_reduce<GroupThreads, BlockThreads>(Stats::first(packs, cols),
-                                                           typename Math::FirstOp());
-      if constexpr (ClusterBlocks > 1)
-        first = cluster_reduce<ClusterBlocks>(first, slots, typename Math::FirstOp());
+      first = Stats::first(packs, cols);
+      if constexpr (kRowsPerTile > 1) first = warp_all_reduce<GroupThreads>(first, typename Math::FirstOp());
+      else first = row_all_reduce<BlockThreads, ClusterBlocks>(first, slots, typename Math::FirstOp());
     }
 
     if (live) {

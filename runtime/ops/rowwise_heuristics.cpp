@@ -56,6 +56,19 @@ int target_values(const RowwiseProblem& p, int pack) {
   return std::max(kTargetBytesPerThread / size_of(p.in_dtype), pack);
 }
 
+/// The fewest blocks per row (a power of two, at most 16) whose slices hold at most
+/// `max_slice_bytes` of the row.
+int smallest_cluster(std::int64_t row_bytes, std::int64_t max_slice_bytes) {
+  int cluster = 1;
+  while (cluster < 16 && ceil_div(row_bytes, cluster) > max_slice_bytes) cluster *= 2;
+  return cluster;
+}
+
+/// Lanes per row of a stream tile of short rows: a pack each, 8 to 32.
+int stream_group(const RowwiseProblem& p, int pack) {
+  return std::clamp(pow2_ceil(ceil_div(p.cols, pack)), 8, 32);
+}
+
 /// Threads for a block that holds `values` in registers: aim at the target per thread, stay
 /// within max_threads unless the values would not fit, then go up to 1024.
 int block_threads_for(const RowwiseProblem& p, std::int64_t values, int pack, int max_threads) {
@@ -94,9 +107,7 @@ KernelConfig fit_cluster(const RowwiseProblem& p, const DeviceProps& device, int
 /// A row slice per block in shared memory: one block per row when the row fits the target
 /// slice, else the smallest cluster whose slices do.
 KernelConfig fit_smem(const RowwiseProblem& p, int pack, bool allow_cluster) {
-  const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
-  int cluster = 1;
-  while (allow_cluster && cluster < 16 && ceil_div(row_bytes, cluster) > kTargetSliceBytes) cluster *= 2;
+  const int cluster = allow_cluster ? smallest_cluster(p.cols * size_of(p.in_dtype), kTargetSliceBytes) : 1;
   const Algorithm algorithm = cluster == 1 ? Algorithm::kBlockSmem : Algorithm::kClusterSmem;
   return {algorithm, pack, 512, 512, cluster};
 }
@@ -104,7 +115,7 @@ KernelConfig fit_smem(const RowwiseProblem& p, int pack, bool allow_cluster) {
 KernelConfig fit_stream(const RowwiseProblem& p, const DeviceProps& d, int pack) {
   const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
   if (row_bytes <= kStreamShortRowBytes) {
-    const int group = std::clamp(pow2_ceil(ceil_div(p.cols, pack)), 8, 32);
+    const int group = stream_group(p, pack);
     const std::int64_t slice_bytes = stream_slice_cols(p.cols, p.in_dtype, 1) * size_of(p.in_dtype);
     int rows_per_tile = kStreamThreads / group;
     while (rows_per_tile * group > 32 && rows_per_tile * slice_bytes > kStreamTileBytes) rows_per_tile /= 2;
@@ -263,8 +274,7 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
   // blocks, 16-bit slices streamed with 8-byte packs, both well ahead of slices in registers
   // (f32 68 vs 100 us, bf16 42 vs 82 us at 64x262144).
   if (clusters) {
-    int cluster = 2;
-    while (cluster < 16 && ceil_div(p.cols * size_of(p.in_dtype), cluster) > 32 * 1024) cluster *= 2;
+    const int cluster = std::max(2, smallest_cluster(p.cols * size_of(p.in_dtype), 32 * 1024));
     const KernelConfig slices = half_input
                                     ? KernelConfig{Algorithm::kStream, std::max(1, pack / 2), 256, 256, cluster}
                                     : KernelConfig{Algorithm::kClusterSmem, pack, 256, 256, cluster};
@@ -323,13 +333,12 @@ void add_cluster_candidates(const RowwiseProblem& p, int pack, std::vector<Kerne
 void add_stream_candidates(const RowwiseProblem& p, int pack, std::vector<KernelConfig>& out) {
   const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
   if (row_bytes <= kStreamShortRowBytes) {
-    const int group = std::clamp(pow2_ceil(ceil_div(p.cols, pack)), 8, 32);
+    const int group = stream_group(p, pack);
     for (int threads : {128, 256}) out.push_back({Algorithm::kStream, pack, threads, group, 1});
     return;
   }
   // The smallest cluster whose slice fits two stages in an SM's shared memory, and twice that.
-  int cluster = 1;
-  while (cluster < 16 && ceil_div(row_bytes, cluster) > 96 * 1024) cluster *= 2;
+  const int cluster = smallest_cluster(row_bytes, 96 * 1024);
   for (int c : {cluster, cluster * 2})
     if (c <= 16) out.push_back({Algorithm::kStream, pack, 256, 256, c});
 }

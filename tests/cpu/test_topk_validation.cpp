@@ -186,19 +186,21 @@ std::vector<std::pair<const char*, TopkArgs>> valid_variants() {
   return variants;
 }
 
+// Spoils `args` with `bad` and checks that the C++ call refuses it, naming the argument.
+void check_refused(Runtime& rt, TopkArgs args, const BadCase& bad) {
+  bad.spoil(args);
+  CAPTURE(bad.what);
+  const auto [status, message] = outcome([&] { rt.softmax_topk(args); });
+  CAPTURE(message);
+  CHECK(status == Status::kErrorInvalidArgument);
+  CHECK(names_argument(message, bad.names));
+}
+
 }  // namespace
 
 TEST_CASE("softmax_topk (C++) rejects bad arguments, naming them") {
   Runtime rt;
-  for (const BadCase& bad : bad_cases()) {
-    TopkArgs args = valid_args();
-    bad.spoil(args);
-    CAPTURE(bad.what);
-    const auto [status, message] = outcome([&] { rt.softmax_topk(args); });
-    CAPTURE(message);
-    CHECK(status == Status::kErrorInvalidArgument);
-    CHECK(names_argument(message, bad.names));
-  }
+  for (const BadCase& bad : bad_cases()) check_refused(rt, valid_args(), bad);
 }
 
 TEST_CASE("kjit_softmax_topk (C) rejects bad arguments, naming them in kjit_last_error") {
@@ -251,16 +253,9 @@ TEST_CASE("rows == 0 still rejects arguments that are wrong whatever the row cou
       {"f32 indices", "idx_dtype", [](TopkArgs& a) { a.idx_dtype = DType::kF32; }},
       {"NaN temperature", "temperature", [](TopkArgs& a) { a.temperature = std::nanf(""); }},
   };
-  for (const BadCase& bad : cases) {
-    TopkArgs args = valid_args();
-    args.rows = 0;
-    bad.spoil(args);
-    CAPTURE(bad.what);
-    const auto [status, message] = outcome([&] { rt.softmax_topk(args); });
-    CAPTURE(message);
-    CHECK(status == Status::kErrorInvalidArgument);
-    CHECK(names_argument(message, bad.names));
-  }
+  TopkArgs empty = valid_args();
+  empty.rows = 0;
+  for (const BadCase& bad : cases) check_refused(rt, empty, bad);
 }
 
 TEST_CASE("valid arguments get past validation") {
