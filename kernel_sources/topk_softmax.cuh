@@ -3,15 +3,21 @@
 // probable entries are the k largest logits: each block streams its slice of a row once,
 // keeping the online (max, sum) and admitting into a shared-memory buffer only the elements
 // above a threshold that rises as the buffer fills. ClusterBlocks > 1 (sm_90) splits a row over
-// a thread-block cluster; each block sorts its own best keys and finds every key's place in
-// the row by binary search in the other blocks' lists through distributed shared memory, so
-// the merge is exact without any global scratch memory. Only the k winners become
-// probabilities.
+// a thread-block cluster, which merges through distributed shared memory, without global
+// scratch memory. Only the k winners become probabilities.
+//
+// Two ways to place the winners, chosen at compile time:
+//  - by counting (k buckets up to 256): each block cuts its buffer to at most 2k keys and a
+//    bound; the cluster's highest bound lets every block gather the few keys that can still win
+//    from all blocks, and each key's place is the number of gathered keys above it.
+//  - by merging (larger k): each block sorts its best keys and finds every key's place by binary
+//    search in the other blocks' sorted lists.
 #pragma once
 
 #include "pack.cuh"
 #include "reduce.cuh"
 #include "topk_params.cuh"
+#include "topk_places.cuh"
 #include "topk_select.cuh"
 
 namespace kjit {
@@ -46,7 +52,9 @@ struct TopkBlockState {
   SelectScratch select;
   TopkKey threshold;    ///< the buffer admits keys above it
   int count;            ///< keys in the buffer
-  int final_count;      ///< length of this block's sorted list (read by the cluster)
+  int final_count;      ///< length of this block's list (read by the cluster)
+  int pool_count;       ///< keys gathered from the cluster (placing by counting)
+  TopkKey block_bound;  ///< this block's list holds every key of its slice above it
   float block_max;      ///< this block's statistics (read by the cluster)
   float block_sum;
   float top_sum;        ///< this block's share of the winners' mass (KJIT_TOPK_RENORM)
@@ -78,16 +86,22 @@ __device__ __forceinline__ void load_tile(const In* row, int start, int end,
                         neg_inf(), tile[u]);
 }
 
+/// The largest value of a thread's tile; NaN if any is NaN, so a NaN beside -inf fill still
+/// reaches the sum and poisons the row.
 template <int Pack, int Unroll>
-__device__ __forceinline__ void add_tile(TemperedStats& stats, const float (&tile)[Unroll][Pack],
-                                         float c) {
-  // NaN-propagating, so a NaN beside -inf fill still reaches the sum and poisons the row.
-  float tile_max = tile[0][0];
+__device__ __forceinline__ float tile_max(const float (&tile)[Unroll][Pack]) {
+  float m = tile[0][0];
 #pragma unroll
   for (int u = 0; u < Unroll; ++u)
 #pragma unroll
-    for (int i = 0; i < Pack; ++i) tile_max = max_propagate_nan(tile_max, tile[u][i]);
-  const float to = max_propagate_nan(stats.max, tile_max);
+    for (int i = 0; i < Pack; ++i) m = max_propagate_nan(m, tile[u][i]);
+  return m;
+}
+
+template <int Pack, int Unroll>
+__device__ __forceinline__ void add_tile(TemperedStats& stats, const float (&tile)[Unroll][Pack],
+                                         float thread_max, float c) {
+  const float to = max_propagate_nan(stats.max, thread_max);
   if (to == neg_inf()) return;  // nothing but -inf so far: the sum stays 0
   float sum = TemperedStats::rescaled(stats.sum, stats.max, to, c);
 #pragma unroll
@@ -97,41 +111,67 @@ __device__ __forceinline__ void add_tile(TemperedStats& stats, const float (&til
   stats = {to, sum};
 }
 
-/// Appends this tile's keys above the threshold to the buffer (one atomic per warp and
-/// element slot). True when the buffer may not hold another whole tile.
+/// Appends to the buffer this tile's elements whose value is at least the threshold's: every
+/// key above the threshold, and perhaps a few equal-valued ones below it, which are real
+/// elements of the slice and harmless. A thread whose largest value is below the threshold's
+/// has nothing to offer: once the threshold is up, that is nearly every thread, and the tile
+/// costs one compare and one vote. True when the buffer may not hold another whole tile.
 template <int Pack, int Threads, int Unroll, int Room>
-__device__ __forceinline__ bool offer_tile(const float (&tile)[Unroll][Pack], int start, int end,
-                                           TopkKey* keys, TopkBlockState& state) {
-  const TopkKey threshold = state.threshold;
-  const unsigned threshold_high = static_cast<unsigned>(threshold >> 32);
-  bool maybe = false;
+__device__ __forceinline__ bool offer_tile(const float (&tile)[Unroll][Pack], float thread_max,
+                                           int start, int end, TopkKey* keys,
+                                           TopkBlockState& state) {
+  // NaN while the threshold is 0, so that everything passes; a NaN thread_max passes too.
+  const float floor = key_value(state.threshold);
+  const bool maybe = !(thread_max < floor);
+  // A vote rather than a per-thread test, so that the compiler branches around the rare paths
+  // instead of running them under a predicate.
+  const unsigned voters = __ballot_sync(0xffffffffu, maybe);
+  if (voters == 0) return false;
+  const auto col_of = [&](int u, int i) {
+    return start + (u * Threads + static_cast<int>(threadIdx.x)) * Pack + i;
+  };
+  bool crowded = false;
+  if (voters != 0xffffffffu) {
+    // A few elements: one atomic each.
+    if (maybe) {
+#pragma unroll
+      for (int u = 0; u < Unroll; ++u)
+#pragma unroll
+        for (int i = 0; i < Pack; ++i)
+          if (!(tile[u][i] < floor) && col_of(u, i) < end) {
+            const int slot = atomicAdd(&state.count, 1);
+            keys[slot] = make_key(tile[u][i], col_of(u, i));
+            crowded |= slot >= Room;
+          }
+    }
+    return crowded;
+  }
+  // A flood (no threshold yet, or a row of equal values): one atomic per warp.
+  int mine = 0;
 #pragma unroll
   for (int u = 0; u < Unroll; ++u)
 #pragma unroll
-    for (int i = 0; i < Pack; ++i) maybe |= ordered_bits(tile[u][i]) >= threshold_high;
-  if (!__any_sync(0xffffffffu, maybe)) return false;  // the usual case once the threshold is up
+    for (int i = 0; i < Pack; ++i) mine += !(tile[u][i] < floor) && col_of(u, i) < end ? 1 : 0;
   const unsigned lane = threadIdx.x % 32;
-  bool crowded = false;
+  int through_me = mine;  // inclusive prefix over the warp's lanes
 #pragma unroll
-  for (int u = 0; u < Unroll; ++u) {
-#pragma unroll
-    for (int i = 0; i < Pack; ++i) {
-      const int col = start + (u * Threads + static_cast<int>(threadIdx.x)) * Pack + i;
-      const TopkKey key = col < end ? make_key(tile[u][i], col) : 0;
-      const bool admit = key > threshold;
-      const unsigned admitted = __ballot_sync(0xffffffffu, admit);
-      if (admitted == 0) continue;
-      const int leader = __ffs(admitted) - 1;
-      int slot = 0;
-      if (lane == static_cast<unsigned>(leader)) {
-        slot = atomicAdd(&state.count, __popc(admitted));
-        crowded = slot + __popc(admitted) > Room;
-      }
-      slot = __shfl_sync(0xffffffffu, slot, leader);
-      if (admit) keys[slot + __popc(admitted & ((1u << lane) - 1u))] = key;
-    }
+  for (int offset = 1; offset < 32; offset *= 2) {
+    const int below = __shfl_up_sync(0xffffffffu, through_me, offset);
+    if (lane >= static_cast<unsigned>(offset)) through_me += below;
   }
-  return crowded;
+  const int warp_total = __shfl_sync(0xffffffffu, through_me, 31);
+  if (warp_total == 0) return false;
+  int first = 0;
+  if (lane == 31) first = atomicAdd(&state.count, warp_total);
+  first = __shfl_sync(0xffffffffu, first, 31);
+  int slot = first + through_me - mine;
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u)
+#pragma unroll
+    for (int i = 0; i < Pack; ++i)
+      if (!(tile[u][i] < floor) && col_of(u, i) < end)
+        keys[slot++] = make_key(tile[u][i], col_of(u, i));
+  return first + warp_total > Room;
 }
 
 /// Sets the admission threshold before the first tile floods the buffer: each thread's best key
@@ -195,8 +235,10 @@ __device__ TemperedStats scan_slice(const In* row, int begin, int end, int k_row
     float next[Unroll][Pack];
     const bool more = start + kTile < end;
     if (more) load_tile<In, Pack, Threads, Unroll>(row, start + kTile, end, next);
-    add_tile(stats, tile, c);
-    const bool crowded = offer_tile<Pack, Threads, Unroll, kRoom>(tile, start, end, keys, state);
+    const float thread_max = tile_max(tile);
+    add_tile(stats, tile, thread_max, c);
+    const bool crowded =
+        offer_tile<Pack, Threads, Unroll, kRoom>(tile, thread_max, start, end, keys, state);
     if (__syncthreads_or(crowded)) compact_buffer<Threads, KBucket>(keys, k_row, state);
     if (more) {
 #pragma unroll
@@ -284,6 +326,201 @@ __device__ float row_top_sum(float mine, TopkBlockState& state) {
   }
 }
 
+/// Cuts the buffer to at most 2 * k_row keys that hold this block's best k_row; `bound` gets a
+/// key at most the block's k_row-th best (0 when the block has no more than k_row keys), such
+/// that the cut list holds every key of the slice at or above it that can win.
+template <int Threads>
+__device__ int cut_list(TopkKey* keys, int k_row, TopkBlockState& state, TopkKey& bound) {
+  const int n = state.count;
+  bound = 0;
+  if (n <= k_row) return n;
+  bound = radix_threshold<Threads>(keys, n, k_row, 2 * k_row, state.select);
+  return keep_at_least<Threads>(keys, n, bound, state.select);
+}
+
+/// Writes the keys of keys[0, n) whose place is below k_row (the others are not winners).
+template <typename Idx, int Threads, int ClusterBlocks>
+__device__ void write_winners(const TopkParams& p, long long row, const TopkKey* keys, int n,
+                              const int* places, int k_row, TemperedStats stats,
+                              TopkBlockState& state) {
+  const float c = p.log2e_over_t;
+  const bool renorm = (p.flags & kTopkFlagRenorm) != 0;
+  float top_mass = 0.0f;
+  for (int i = threadIdx.x; i < n; i += Threads) {
+    const int place = places[i];
+    if (place >= k_row) continue;
+    if (renorm) top_mass += fast_exp2((key_value(keys[i]) - stats.max) * c);
+    else write_slot<Idx>(p, row, place, keys[i], stats.max, stats.sum);
+  }
+  if (renorm) {
+    // The norm is the winners' own mass, known once every winner is.
+    const float norm = row_top_sum<Threads, ClusterBlocks>(top_mass, state);
+    for (int i = threadIdx.x; i < n; i += Threads)
+      if (places[i] < k_row) write_slot<Idx>(p, row, places[i], keys[i], stats.max, norm);
+  }
+}
+
+/// Ends a row's use of the buffers: no block reuses or releases its list while another may
+/// still read it.
+template <int ClusterBlocks>
+__device__ __forceinline__ void end_row() {
+  if constexpr (ClusterBlocks > 1) {
+    cluster_arrive();
+    cluster_wait();
+  } else {
+    __syncthreads();
+  }
+}
+
+/// Block 0 of the cluster reads every block's statistics, list length and bound (one lane per
+/// block: few remote reads, since one SM serves each) into its own shared memory, and returns
+/// the row's statistics and the highest bound. Every block's list holds k_row keys at or above
+/// its bound, so no key below the highest can win.
+template <int ClusterBlocks>
+__device__ TemperedStats read_cluster_lists(float c, TopkBlockState& state, TopkKey& bound) {
+  if (threadIdx.x < 32) {
+    const unsigned lane = threadIdx.x;
+    TemperedStats lane_stats = TemperedStats::empty();
+    TopkKey lane_bound = 0;
+    if (lane < ClusterBlocks) {
+      lane_stats = {load_cluster_f32(cluster_address(&state.block_max, lane)),
+                    load_cluster_f32(cluster_address(&state.block_sum, lane))};
+      state.list_count[lane] = load_cluster_s32(cluster_address(&state.final_count, lane));
+      lane_bound = load_cluster_u64(cluster_address(&state.block_bound, lane));
+    }
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+      const TopkKey other = __shfl_xor_sync(0xffffffffu, lane_bound, offset);
+      lane_bound = other > lane_bound ? other : lane_bound;
+    }
+    lane_stats = warp_merge_tempered(lane_stats, c);
+    if (lane == 0) {
+      state.block_max = lane_stats.max;  // this block's own values are read by now
+      state.block_sum = lane_stats.sum;
+      state.block_bound = lane_bound;
+    }
+  }
+  __syncthreads();
+  bound = state.block_bound;
+  return {state.block_max, state.block_sum};
+}
+
+/// Places by counting: the cut lists are short, so the keys that can still win are gathered in
+/// one block and compared with each other. In a cluster, block 0 gathers every block's keys at
+/// or above the highest bound, cuts them to at most 2 * k_row, and writes the row alone; the
+/// other blocks only wait for it at the row's last barrier.
+template <typename Idx, int KBucket, int Threads, int ClusterBlocks>
+__device__ void finish_by_counting(const TopkParams& p, long long row, int k_row,
+                                   TemperedStats stats, TopkKey* keys, TopkBlockState& state) {
+  constexpr int kListCap = 2 * KBucket;
+  TopkKey bound;
+  int listed = cut_list<Threads>(keys, k_row, state, bound);
+  stats = block_merge_tempered<Threads>(stats, p.log2e_over_t, state);
+  TopkKey* list = keys;
+  if constexpr (ClusterBlocks > 1) {
+    if (threadIdx.x == 0) {
+      state.block_max = stats.max;
+      state.block_sum = stats.sum;
+      state.final_count = listed;
+      state.block_bound = bound;
+      state.pool_count = 0;
+    }
+    cluster_arrive();
+    cluster_wait();
+    if (cluster_block_rank() != 0) {
+      end_row<ClusterBlocks>();
+      return;
+    }
+    stats = read_cluster_lists<ClusterBlocks>(p.log2e_over_t, state, bound);
+    list = keys + kListCap;
+    listed = gather_pool<Threads, ClusterBlocks, kListCap>(keys, state.list_count, bound, list,
+                                                           &state.pool_count);
+    if (listed > k_row) {
+      const TopkKey cut = radix_threshold<Threads>(list, listed, k_row, 2 * k_row, state.select);
+      listed = keep_at_least<Threads>(list, listed, cut, state.select);
+    }
+  }
+  int* const places = reinterpret_cast<int*>(list + kListCap);
+  count_places<Threads>(list, listed, list, listed, 0, places);
+  write_winners<Idx, Threads, 1>(p, row, list, listed, places, k_row, stats, state);
+  end_row<ClusterBlocks>();
+}
+
+/// Places by merging sorted lists: for k too large to compare every pair.
+template <typename Idx, int KBucket, int Threads, int ClusterBlocks>
+__device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
+                                  TemperedStats stats, TopkKey* keys, TopkBlockState& state) {
+  const float c = p.log2e_over_t;
+  unsigned rank = 0;
+  if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
+  const int listed = sort_best<Threads>(keys, k_row, state);
+  stats = block_merge_tempered<Threads>(stats, c, state);
+  int* const ranks = reinterpret_cast<int*>(keys + KBucket);  // places, past the sorted list
+
+  // The row's statistics, the other blocks' list lengths, and a bound below which no key can
+  // be among the row's k_row best: with every list holding at least ceil(k_row / blocks)
+  // keys >= b, at least k_row keys of the row are >= b.
+  TopkKey bound = 0;
+  if constexpr (ClusterBlocks > 1) {
+    if (threadIdx.x == 0) {
+      state.block_max = stats.max;
+      state.block_sum = stats.sum;
+      state.final_count = listed;
+    }
+    cluster_arrive();
+    cluster_wait();
+    const unsigned lane = threadIdx.x % 32;
+    const int each = (k_row + ClusterBlocks - 1) / ClusterBlocks;
+    TemperedStats lane_stats = TemperedStats::empty();
+    int lane_count = 0;
+    TopkKey lane_bound = ~0ull;
+    if (lane < ClusterBlocks) {
+      lane_stats = {load_cluster_f32(cluster_address(&state.block_max, lane)),
+                    load_cluster_f32(cluster_address(&state.block_sum, lane))};
+      lane_count = load_cluster_s32(cluster_address(&state.final_count, lane));
+      lane_bound = lane_count >= each
+                       ? load_cluster_u64(cluster_address(keys, lane) + 8u * (each - 1))
+                       : 0;
+    }
+    stats = warp_merge_tempered(lane_stats, c);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+      const TopkKey other = __shfl_xor_sync(0xffffffffu, lane_bound, offset);
+      lane_bound = other < lane_bound ? other : lane_bound;
+    }
+    bound = lane_bound;
+    if (threadIdx.x < ClusterBlocks) state.list_count[threadIdx.x] = lane_count;
+  }
+
+  // Each listed key's place in the row: its place in its own list plus the keys above it in
+  // the other lists, one binary search per (key, other list) pair, spread over the block.
+  const int candidates = count_at_least(keys, listed, bound);
+  for (int i = threadIdx.x; i < candidates; i += Threads) ranks[i] = i;
+  if constexpr (ClusterBlocks > 1) {
+    __syncthreads();
+    for (int pair = threadIdx.x; pair < candidates * ClusterBlocks; pair += Threads) {
+      const int i = pair / ClusterBlocks, b = pair % ClusterBlocks;
+      if (b == static_cast<int>(rank)) continue;
+      const int above = count_greater_in(keys, b, state.list_count[b], keys[i]);
+      if (above > 0) atomicAdd(&ranks[i], above);
+    }
+  }
+  __syncthreads();
+  write_winners<Idx, Threads, ClusterBlocks>(p, row, keys, candidates, ranks, k_row, stats,
+                                             state);
+  end_row<ClusterBlocks>();
+}
+
+/// Placing by counting compares every pair of at most 2 * KBucket keys: it takes k buckets up
+/// to 256, and a buffer that holds this block's cut list, in a cluster the keys gathered from
+/// every block, and an int per key.
+template <int KBucket, int Threads, int Pack, int Unroll, int ClusterBlocks>
+__host__ __device__ constexpr bool places_by_counting() {
+  constexpr int kBufferKeys = 4 * KBucket + Threads * Pack * Unroll;
+  constexpr int kGathered = ClusterBlocks > 1 ? ClusterBlocks * 2 * KBucket : 0;
+  return KBucket <= 256 && 2 * KBucket + kGathered + KBucket <= kBufferKeys;
+}
+
 template <typename In, typename Idx, int Cols, int KBucket, int Pack, int Threads, int Unroll,
           int ClusterBlocks>
 __global__ void __launch_bounds__(Threads) topk_softmax(const TopkParams params) {
@@ -297,15 +534,12 @@ __global__ void __launch_bounds__(Threads) topk_softmax(const TopkParams params)
       ((Cols + ClusterBlocks - 1) / ClusterBlocks + Pack - 1) / Pack * Pack;
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   TopkKey* const keys = reinterpret_cast<TopkKey*>(dynamic_smem);
-  int* const ranks = reinterpret_cast<int*>(keys + KBucket);  // places, past the sorted list
   __shared__ TopkBlockState state;
 
   unsigned rank = 0;
   if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
   const int begin = static_cast<int>(rank) * kSliceCols;
   const int end = begin + kSliceCols < Cols ? begin + kSliceCols : Cols;
-  const float c = params.log2e_over_t;
-  const bool renorm = (params.flags & kTopkFlagRenorm) != 0;
   const long long clusters = gridDim.x / ClusterBlocks;
   for (long long row = blockIdx.x / ClusterBlocks; row < params.rows; row += clusters) {
     int k_row = params.k;
@@ -317,79 +551,14 @@ __global__ void __launch_bounds__(Threads) topk_softmax(const TopkParams params)
     if (k_row == 0) continue;  // the same for every block of the cluster
 
     const In* in = static_cast<const In*>(params.logits) + row * params.row_stride;
-    TemperedStats stats =
-        scan_slice<In, Pack, Threads, Unroll, KBucket>(in, begin, end, k_row, c, keys, state);
-    const int listed = sort_best<Threads>(keys, k_row, state);
-    stats = block_merge_tempered<Threads>(stats, c, state);
-
-    // The row's statistics, the other blocks' list lengths, and a bound below which no key can
-    // be among the row's k_row best: with every list holding at least ceil(k_row / blocks)
-    // keys >= b, at least k_row keys of the row are >= b.
-    TopkKey bound = 0;
-    if constexpr (ClusterBlocks > 1) {
-      if (threadIdx.x == 0) {
-        state.block_max = stats.max;
-        state.block_sum = stats.sum;
-        state.final_count = listed;
-      }
-      cluster_arrive();
-      cluster_wait();
-      const unsigned lane = threadIdx.x % 32;
-      const int each = (k_row + ClusterBlocks - 1) / ClusterBlocks;
-      TemperedStats lane_stats = TemperedStats::empty();
-      int lane_count = 0;
-      TopkKey lane_bound = ~0ull;
-      if (lane < ClusterBlocks) {
-        lane_stats = {load_cluster_f32(cluster_address(&state.block_max, lane)),
-                      load_cluster_f32(cluster_address(&state.block_sum, lane))};
-        lane_count = load_cluster_s32(cluster_address(&state.final_count, lane));
-        lane_bound = lane_count >= each
-                         ? load_cluster_u64(cluster_address(keys, lane) + 8u * (each - 1))
-                         : 0;
-      }
-      stats = warp_merge_tempered(lane_stats, c);
-#pragma unroll
-      for (int offset = 16; offset > 0; offset /= 2) {
-        const TopkKey other = __shfl_xor_sync(0xffffffffu, lane_bound, offset);
-        lane_bound = other < lane_bound ? other : lane_bound;
-      }
-      bound = lane_bound;
-      if (threadIdx.x < ClusterBlocks) state.list_count[threadIdx.x] = lane_count;
-    }
-
-    // Each listed key's place in the row: its place in its own list plus the keys above it in
-    // the other lists, one binary search per (key, other list) pair, spread over the block.
-    const int candidates = count_at_least(keys, listed, bound);
-    for (int i = threadIdx.x; i < candidates; i += Threads) ranks[i] = i;
-    if constexpr (ClusterBlocks > 1) {
-      __syncthreads();
-      for (int pair = threadIdx.x; pair < candidates * ClusterBlocks; pair += Threads) {
-        const int i = pair / ClusterBlocks, b = pair % ClusterBlocks;
-        if (b == static_cast<int>(rank)) continue;
-        const int above = count_greater_in(keys, b, state.list_count[b], keys[i]);
-        if (above > 0) atomicAdd(&ranks[i], above);
-      }
-    }
-    __syncthreads();
-    float top_mass = 0.0f;
-    for (int i = threadIdx.x; i < candidates; i += Threads) {
-      const int place = ranks[i];
-      if (place >= k_row) continue;
-      if (renorm) top_mass += fast_exp2((key_value(keys[i]) - stats.max) * c);
-      else write_slot<Idx>(params, row, place, keys[i], stats.max, stats.sum);
-    }
-    if (renorm) {
-      // The norm is the winners' own mass, known once every winner is.
-      const float norm = row_top_sum<Threads, ClusterBlocks>(top_mass, state);
-      for (int i = threadIdx.x; i < candidates; i += Threads)
-        if (ranks[i] < k_row) write_slot<Idx>(params, row, ranks[i], keys[i], stats.max, norm);
-    }
-    if constexpr (ClusterBlocks > 1) {
-      cluster_arrive();  // no block reuses or releases its list while another may read it
-      cluster_wait();
-    } else {
-      __syncthreads();
-    }
+    const TemperedStats stats = scan_slice<In, Pack, Threads, Unroll, KBucket>(
+        in, begin, end, k_row, params.log2e_over_t, keys, state);
+    if constexpr (places_by_counting<KBucket, Threads, Pack, Unroll, ClusterBlocks>())
+      finish_by_counting<Idx, KBucket, Threads, ClusterBlocks>(params, row, k_row, stats, keys,
+                                                               state);
+    else
+      finish_by_merging<Idx, KBucket, Threads, ClusterBlocks>(params, row, k_row, stats, keys,
+                                                              state);
   }
 }
 

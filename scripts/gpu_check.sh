@@ -5,7 +5,8 @@
 # softmax + top-K). Logs go to $OUT (default ./out).
 #   bash scripts/gpu_check.sh [--quick]
 # STEPS="build tests demo bench host tune torch topk" (the default: all) picks steps, so a run
-# can be split over calls with a time limit; the build folder is reused.
+# can be split over calls with a time limit; the build folder is reused. TESTS_REGEX narrows the
+# tests step to the matching ctest names.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -27,7 +28,7 @@ fi
 
 if wants tests; then
   step "tests"
-  (cd "$BUILD" && ctest --output-on-failure -j 4 --timeout 900) >"$OUT/tests.log" 2>&1 || status=1
+  (cd "$BUILD" && ctest --output-on-failure -j 4 --timeout 900 -R "${TESTS_REGEX:-.}") >"$OUT/tests.log" 2>&1 || status=1
   grep -E "tests passed|tests failed|SKIPPED|Failed|\*\*\*" "$OUT/tests.log" | tail -30
 fi
 
