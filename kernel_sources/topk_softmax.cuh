@@ -229,7 +229,7 @@ __device__ TemperedStats scan_slice(const In* row, int begin, int end, int k_row
   TemperedStats stats = TemperedStats::empty();
   float tile[Unroll][Pack];
   load_tile<In, Pack, Threads, Unroll>(row, begin, end, tile);
-  if (2 * k_row <= Threads) seed_threshold<Pack, Threads, Unroll>(tile, begin, end, k_row, keys, state);
+  if (k_row <= Threads) seed_threshold<Pack, Threads, Unroll>(tile, begin, end, k_row, keys, state);
   for (int start = begin; start < end; start += kTile) {
     // The next tile's loads are in flight while this one is reduced and filtered.
     float next[Unroll][Pack];
