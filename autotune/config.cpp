@@ -56,6 +56,27 @@ KernelConfig KernelConfig::from_json(const std::string& text) {
   }
 }
 
+std::string TopkConfig::to_json() const {
+  nlohmann::ordered_json json = {
+      {"pack", pack}, {"threads", threads}, {"unroll", unroll}, {"cluster", cluster}};
+  return json.dump();
+}
+
+TopkConfig TopkConfig::from_json(const std::string& text) {
+  try {
+    auto json = nlohmann::json::parse(text);
+    TopkConfig config;
+    config.pack = int_field(json, "pack");
+    config.threads = int_field(json, "threads");
+    config.unroll = int_field(json, "unroll");
+    config.cluster = int_field(json, "cluster");
+    return config;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(Status::kErrorInvalidArgument,
+                std::string("top-K config JSON is malformed: ") + e.what());
+  }
+}
+
 std::size_t KernelConfigHash::operator()(const KernelConfig& config) const noexcept {
   std::size_t h = std::hash<int>()(static_cast<int>(config.algorithm));
   for (int field : {config.pack, config.threads, config.group, config.cluster})

@@ -13,6 +13,7 @@
 #include "runtime/driver/context.h"
 #include "runtime/env.h"
 #include "runtime/ops/rowwise_problem.h"
+#include "runtime/ops/topk_problem.h"
 
 namespace kjit {
 namespace cache {
@@ -24,7 +25,11 @@ class LayeredCache;
 /// kernels deserve a new tuning).
 std::string tuning_key_text(const DeviceProps& device, const RowwiseKey& key);
 
-/// Thread-safe store of tuning winners.
+/// The same for a softmax_topk class: device signature, dtypes, exact cols, K bucket, rows
+/// bucket, alignment class, sources and version.
+std::string tuning_key_text(const DeviceProps& device, const TopkDispatchKey& key);
+
+/// Thread-safe store of tuning winners (row-wise and top-K configs, under their own keys).
 class TuneRecords {
  public:
   explicit TuneRecords(const EnvSettings& settings);
@@ -39,10 +44,23 @@ class TuneRecords {
   bool put(const DeviceProps& device, const RowwiseKey& key, const KernelConfig& winner,
            const std::string& log_json, const std::string& summary = {});
 
+  /// The same three for softmax_topk classes.
+  std::optional<TopkConfig> find(const DeviceProps& device, const TopkDispatchKey& key);
+  std::optional<std::string> find_log(const DeviceProps& device, const TopkDispatchKey& key);
+  bool put(const DeviceProps& device, const TopkDispatchKey& key, const TopkConfig& winner,
+           const std::string& log_json, const std::string& summary = {});
+
  private:
+  /// The winner's JSON text under the key text `text`: memory, then bundle, then disk.
+  std::optional<std::string> find_winner(const std::string& text);
+  /// The log stored under `text`, if any.
+  std::optional<std::string> find_payload(const std::string& text);
+  bool put_winner(const std::string& text, const std::string& winner_json,
+                  const std::string& log_json, const std::string& summary, int arch);
+
   std::unique_ptr<cache::LayeredCache> disk_;
   std::mutex mutex_;
-  std::unordered_map<std::string, KernelConfig> memory_;
+  std::unordered_map<std::string, std::string> memory_;  ///< key text -> winner JSON
 };
 
 }  // namespace kjit

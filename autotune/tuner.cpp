@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "autotune/candidate_race.h"
 #include "autotune/output_check.h"
 #include "autotune/scratch_rows.h"
 #include "kjit/error.hpp"
@@ -38,26 +39,6 @@ void prepare_all(Runtime& runtime, RowOp op, const RowwiseArgs& args,
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
   for (auto& thread : pool) thread.join();
-}
-
-std::size_t pick_winner(const std::vector<CandidateResult>& results, double tie_fraction) {
-  std::size_t best = results.size();
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    if (results[i].status != "ok") continue;
-    if (best == results.size() || results[i].timing.median_us < results[best].timing.median_us)
-      best = i;
-  }
-  if (best == results.size()) {
-    std::string why = "no candidate ran correctly";
-    if (!results.empty()) why += " (the first, " + results[0].config.to_string() + ": " + results[0].status + ")";
-    throw Error(Status::kErrorInternal, why);
-  }
-  // The earliest candidate within the noise of the best wins, so reruns pick the same config.
-  for (std::size_t i = 0; i < best; ++i)
-    if (results[i].status == "ok" &&
-        results[i].timing.median_us <= results[best].timing.median_us * (1.0 + tie_fraction))
-      return i;
-  return best;
 }
 
 /// Runs one candidate on scratch set 0, checks it against the reference, and times it: one
@@ -93,20 +74,8 @@ void evaluate(Runtime& runtime, RowOp op, Bench& bench, const TuneOptions& optio
     const int set = i % scratch.sets();
     runtime.run_with_config(op, scratch.args(set), scratch.scale(set), candidate.config, s);
   };
-  // A few hopeless configs must not dominate the tuning time.
-  TimingOptions probe;
-  probe.launches_per_sample = scratch.sets();
-  probe.warmup_samples = 0;
-  probe.samples = 1;
-  candidate.timing = time_launches(enqueue, stream, probe);
-  if (best_us > 0.0 && candidate.timing.median_us > options.probe_cutoff * best_us) {
-    phases.timing += seconds_since(start);
-    return;
-  }
-  TimingOptions timing = options.timing;
-  timing.launches_per_sample = std::max(timing.launches_per_sample, scratch.sets());
-  candidate.timing = time_launches(enqueue, stream, timing);
-  if (best_us == 0.0 || candidate.timing.median_us < best_us) best_us = candidate.timing.median_us;
+  candidate.timing = time_candidate(enqueue, stream, scratch.sets(), options.timing,
+                                    options.probe_cutoff, best_us);
   phases.timing += seconds_since(start);
 }
 

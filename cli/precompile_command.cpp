@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "autotune/topk_tuner.h"
 #include "autotune/tune_records.h"
 #include "autotune/tuner.h"
 #include "cache/disk_cache.h"
@@ -53,6 +54,28 @@ void require_gpu_for_tuning() {
                 "--tune, or run it on the target GPU");
 }
 
+/// Tunes one softmax_topk call's class (once per class: `seen` holds the classes done).
+void tune_topk_call(Runtime& runtime, const SpecCall& call, CUstream stream,
+                    std::set<std::string>& seen) {
+  const TopkProblem planned = planned_topk_problem(call);
+  const TopkDispatchKey key = key_of(planned);
+  const std::string text = "topk/" + std::string(to_string(key.in_dtype)) + "/" +
+                           to_string(key.idx_dtype) + "/" + std::to_string(key.cols) + "/" +
+                           std::to_string(key.k_bucket) + "/" + std::to_string(key.rows_bucket);
+  if (!seen.insert(text).second) return;
+  const TopkTuneReport report = tune_topk(runtime, call.dtype, call.index_dtype, planned.rows,
+                                          call.cols, planned.k, stream);
+  runtime.record_tuning(report);
+  const TopkCandidateResult* winner = report.find(report.winner);
+  const TopkCandidateResult* heuristic = report.find(report.heuristic);
+  std::fprintf(stderr, "tuned softmax_topk %s k=%d %lldx%lld: %s %.2f us (heuristic %.2f us), %.1f s\n",
+               to_string(call.dtype), call.k, static_cast<long long>(call.rows),
+               static_cast<long long>(call.cols), report.winner.to_string().c_str(),
+               winner->timing.median_us,
+               heuristic && heuristic->status == "ok" ? heuristic->timing.median_us : 0.0,
+               report.seconds);
+}
+
 /// Tunes each distinct problem class of the spec on this GPU and stores the records in the
 /// cache folder, where the runtime (KJIT_TUNE=cached, the default) finds them.
 void tune_calls(const std::vector<SpecCall>& calls, const std::string& cache_dir) {
@@ -67,10 +90,9 @@ void tune_calls(const std::vector<SpecCall>& calls, const std::string& cache_dir
   TuneRecords records(options);
   Stream stream = create_stream();
   std::set<std::string> seen;
-  std::size_t untuned = 0;
   for (const SpecCall& call : calls) {
-    if (call.softmax_topk) {  // its kernel is compiled above; its configs are the heuristics'
-      ++untuned;
+    if (call.softmax_topk) {
+      tune_topk_call(runtime, call, stream.get(), seen);
       continue;
     }
     const RowwiseProblem planned = planned_problem(call);
@@ -94,9 +116,6 @@ void tune_calls(const std::vector<SpecCall>& calls, const std::string& cache_dir
                  report.seconds);
   }
   std::printf("%zu shapes tuned\n", seen.size());
-  if (untuned > 0)
-    std::printf("%zu softmax_topk calls not tuned: top-K configs come from the heuristics for now\n",
-                untuned);
 }
 
 /// "sm_80,sm_90" -> {80, 90}; each must be a target of this NVRTC. Empty: this GPU's arch.

@@ -71,6 +71,14 @@ void Dispatcher::forget(const RowwiseKey& key) {
   }
 }
 
+void Dispatcher::forget(const TopkDispatchKey& key) {
+  std::shared_lock<std::shared_mutex> contexts(contexts_mutex_);
+  for (const auto& state : contexts_) {
+    std::unique_lock<std::shared_mutex> lock(state->table_mutex);
+    state->topk_table.erase(key);
+  }
+}
+
 std::shared_ptr<const Launchable> Dispatcher::lookup(ContextState& state, const RowwiseKey& key) {
   std::shared_lock<std::shared_mutex> lock(state.table_mutex);
   auto found = state.table.find(key);
@@ -195,7 +203,13 @@ std::shared_ptr<const Launchable> Dispatcher::resolve_topk(ContextState& state,
     if (auto found = state.topk_table.find(key); found != state.topk_table.end())
       return found->second;
   }
-  const TopkConfig config = choose_topk_config(planned_topk(problem), state.device);
+  // As for row-wise calls: a tuning record's winner for the class where there is one.
+  const TopkProblem planned = planned_topk(problem);
+  TopkConfig config = choose_topk_config(planned, state.device);
+  if (settings_.tune != TuneMode::kOff) {
+    if (auto tuned = records_.find(state.device, key); tuned && why_not_topk(planned, state.device, *tuned).empty())
+      config = *tuned;
+  }
   auto launchable = std::make_shared<const Launchable>(
       load(state, topk_kernel_spec(problem, config), topk_launch_shape(problem, config)));
   std::unique_lock<std::shared_mutex> lock(state.table_mutex);

@@ -53,6 +53,7 @@ class Dispatcher {
   void set_first_use_tuner(FirstUseTuner tuner) { first_use_tuner_ = std::move(tuner); }
   /// Drops the dispatch-table entries of `key` in every context (after a new tuning record).
   void forget(const RowwiseKey& key);
+  void forget(const TopkDispatchKey& key);
 
  private:
   ContextState& state_for(CUcontext context);

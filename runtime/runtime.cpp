@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "autotune/topk_tuner.h"
 #include "autotune/tuner.h"
 #include "runtime/dispatcher.h"
 #include "runtime/driver/handles.h"
@@ -43,6 +44,23 @@ void Runtime::record_tuning(const TuneReport& report) {
   dispatcher_->records().put(query_device(device), report.key, report.winner, report.to_json(),
                              summary);
   dispatcher_->forget(report.key);  // the next call of this class resolves again, to the winner
+}
+
+void Runtime::record_tuning(const TopkTuneReport& report) {
+  current_or_primary_context();
+  CUdevice device = 0;
+  KJIT_CU(cuCtxGetDevice, &device);
+  const TopkCandidateResult* winner = report.find(report.winner);
+  const double bytes = static_cast<double>(report.rows * report.cols) * size_of(report.in_dtype);
+  char summary[256];
+  std::snprintf(summary, sizeof(summary), "tuned softmax_topk %s k=%d %lldx%lld: %s, %.2f us, %.0f GB/s",
+                to_string(report.in_dtype), report.k, static_cast<long long>(report.rows),
+                static_cast<long long>(report.cols), report.winner.to_string().c_str(),
+                winner ? winner->timing.median_us : 0.0,
+                winner ? bytes / (winner->timing.median_us * 1e3) : 0.0);
+  dispatcher_->records().put(query_device(device), report.key, report.winner, report.to_json(),
+                             summary);
+  dispatcher_->forget(report.key);
 }
 
 Runtime::~Runtime() = default;

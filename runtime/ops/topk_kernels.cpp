@@ -52,16 +52,15 @@ int choose_cluster(const TopkProblem& problem, const DeviceProps& device) {
   return cluster;
 }
 
-/// Slices of one or two tiles of 512 threads are reduced by many threads at once. Longer
-/// slices stream with 512 threads while each SM holds one block, and with two blocks of 256
-/// once the blocks outnumber the SMs (measured on the H100: 64 rows of 128256 columns over
-/// clusters of 2 take 31 us with 512 threads, 37 with 256; 256 rows, one block each, take 63 us
-/// with 256 threads, 64 with 512).
-int choose_threads(const TopkProblem& problem, const DeviceProps& device,
-                   const TopkConfig& config) {
-  const std::int64_t tile_512 = std::int64_t{512} * config.pack * config.unroll;
-  if (slice_cols(problem, config.cluster) <= 2 * tile_512) return 512;
-  return problem.rows * config.cluster <= device.sm_count ? 512 : 256;
+/// 512 threads, and 1024 for a short slice (two tiles of 512 threads or less) with a large k,
+/// whose cut and placing steps spread over the block. Measured with the tuner on the H100
+/// (V = 128256, fp32): 512 threads won at every row count for k = 50 (256 rows: 58.8 us
+/// against 63.6 with two blocks of 256) and at 256 rows for k = 1024 (137 against 166); 1024
+/// threads won for one row at k = 256 (29.8 us).
+int choose_threads(const TopkProblem& problem, int cluster) {
+  constexpr std::int64_t kTile512 = 512 * 16;  // elements: 16 per thread
+  const bool short_slice = slice_cols(problem, cluster) <= 2 * kTile512;
+  return short_slice && topk_bucket(problem.k) >= 256 ? 1024 : 512;
 }
 
 }  // namespace
@@ -81,11 +80,14 @@ TopkConfig complete_topk_config(const TopkProblem& problem, const DeviceProps& d
   if (config.pack == 0) config.pack = widest_pack(problem);
   const bool pick_unroll = config.unroll == 0, pick_threads = config.threads == 0;
   if (config.cluster == 0) config.cluster = choose_cluster(problem, device);
-  // About 16 values per thread in flight, twice over with the prefetch; long slices stream with
-  // twice that, since few blocks share an SM.
-  if (pick_unroll) config.unroll = std::min(8, std::max(1, 16 / config.pack));
-  if (pick_threads) config.threads = choose_threads(problem, device, config);
-  if (pick_unroll && config.threads == 256) config.unroll = std::min(8, 2 * config.unroll);
+  // About 16 values per thread in flight at 512 threads (twice over with the prefetch), the
+  // same bytes per block at 1024; half that for k buckets from 512, whose buffer then leaves
+  // room for a third block per SM (256 rows, k = 1024: 137 us at unroll 2, 147 at 4).
+  if (pick_threads) config.threads = choose_threads(problem, config.cluster);
+  if (pick_unroll) {
+    const int per_thread = 16 * 512 / config.threads / (topk_bucket(problem.k) >= 512 ? 2 : 1);
+    config.unroll = std::min(8, std::max(1, per_thread / config.pack));
+  }
   // A large k's buffer leaves less room for the tile: shrink what was left to choose.
   while (buffer_bytes(problem, config) > device.max_smem_per_block) {
     if (pick_unroll && config.unroll > 1) config.unroll /= 2;

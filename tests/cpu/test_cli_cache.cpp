@@ -192,6 +192,21 @@ TEST_CASE("precompile builds the softmax_topk kernels of a spec, one per K bucke
   CHECK(contains(k_missing.output, "--k"));
 }
 
+TEST_CASE("kjit tune --op softmax_topk names a bad --k or --index-dtype before needing a GPU") {
+  TempDir dir;
+  const std::string cache = " --cache-dir " + (dir / "cache");
+  for (const char* k : {"0", "1001", "5000"}) {
+    const Result result = kjit(std::string("tune --op softmax_topk --cols 1000 --k ") + k + cache);
+    INFO(result.output);
+    CHECK(result.code == 2);
+    CHECK(contains(result.output, "--k must be in 1..min(--cols, 4096)"));
+  }
+  const Result index = kjit("tune --op softmax_topk --cols 1000 --k 5 --index-dtype f32" + cache);
+  INFO(index.output);
+  CHECK(index.code == 2);
+  CHECK(contains(index.output, "--index-dtype must be i32 or i64"));
+}
+
 TEST_CASE("softmax_topk spec entries name what is wrong with them") {
   TempDir dir;
   auto refused = [&](const std::string& text, const std::string& message) {

@@ -123,3 +123,25 @@ TEST_CASE("from_json rejects numbers that are not ints") {
     CHECK(from_json_status(text) == Status::kErrorInvalidArgument);
   }
 }
+
+TEST_CASE("a top-K config round-trips through JSON, and malformed text is refused") {
+  const TopkConfig config{4, 512, 4, 8};
+  const std::string json = config.to_json();
+  CHECK(json.find('\n') == std::string::npos);
+  CHECK(TopkConfig::from_json(json) == config);
+  CHECK(TopkConfig::from_json(R"({"cluster":2,"unroll":8,"threads":256,"pack":8})") ==
+        TopkConfig{8, 256, 8, 2});
+  for (const char* text : {"", "{}", "[]", R"({"pack":4,"threads":512,"unroll":4})",
+                           R"({"pack":4,"threads":512,"unroll":4.5,"cluster":8})",
+                           R"({"pack":4,"threads":"512","unroll":4,"cluster":8})"}) {
+    const std::string shown = text;
+    CAPTURE(shown);
+    Status status = Status::kSuccess;
+    try {
+      TopkConfig::from_json(text);
+    } catch (const Error& error) {
+      status = error.status();
+    }
+    CHECK(status == Status::kErrorInvalidArgument);
+  }
+}

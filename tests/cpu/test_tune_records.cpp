@@ -71,6 +71,37 @@ TEST_CASE("a tuning record survives the trip through the disk cache") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("a softmax_topk record has its own key (K bucket, index dtype) and survives the disk") {
+  const std::string dir = fresh_dir();
+  EnvSettings settings;
+  settings.cache_dir = dir;
+  settings.disk_cache = true;
+  const DeviceProps device = nominal_device(90);
+  const TopkDispatchKey key{DType::kF32, DType::kI64, 128256, 64, 0, 4};
+  const std::string text = tuning_key_text(device, key);
+  for (const char* part : {"\"op\":\"softmax_topk\"", "\"k_bucket\":64", "\"index\":\"i64\"",
+                           "\"cols\":128256", "\"sources\""})
+    CHECK_MESSAGE(text.find(part) != std::string::npos, part);
+  TopkDispatchKey bigger_k = key;
+  bigger_k.k_bucket = 128;
+  CHECK(tuning_key_text(device, bigger_k) != text);
+  TopkDispatchKey i32 = key;
+  i32.idx_dtype = DType::kI32;
+  CHECK(tuning_key_text(device, i32) != text);
+
+  const TopkConfig winner{4, 512, 4, 8};
+  {
+    TuneRecords records(settings);
+    CHECK_FALSE(records.find(device, key).has_value());
+    CHECK(records.put(device, key, winner, "{\"candidates\": []}"));
+    CHECK(records.find(device, key) == winner);
+  }
+  TuneRecords later(settings);
+  CHECK(later.find(device, key) == winner);
+  CHECK_FALSE(later.find(device, bigger_k).has_value());
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("a tuning log round-trips and lets a re-tune time only new candidates") {
   TuneReport report;
   report.key = sample_key();

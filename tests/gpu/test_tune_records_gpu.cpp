@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tuning records on the GPU: a stored winner is what later runtimes (KJIT_TUNE=cached) run,
-// KJIT_TUNE=off ignores it, and KJIT_TUNE=first-use tunes a new class on its first call.
+// KJIT_TUNE=off ignores it, and KJIT_TUNE=first-use tunes a new class on its first call; the
+// same for softmax_topk tunings, whose candidates are checked and timed like row-wise ones.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "autotune/scratch_rows.h"
+#include "autotune/topk_tuner.h"
 #include "autotune/tuner.h"
 #include "quick_tuning.h"
 #include "support/device_buffer.h"
@@ -106,4 +108,75 @@ TEST_CASE("KJIT_TUNE=first-use tunes a new class on its first call and keeps the
   env.set_mode("cached");
   Runtime later;
   CHECK(later.explain(RowOp::kSoftmax, rows.args(0)).config == chosen);
+}
+
+namespace {
+
+/// Logits and outputs for explain_topk calls (nothing is launched on them).
+struct TopkCallBuffers {
+  DeviceMemory logits, probs, indices;
+  TopkArgs args;
+
+  TopkCallBuffers(std::int64_t rows, std::int64_t cols, int k)
+      : logits(allocate_device(static_cast<std::size_t>(rows * cols) * 4)),
+        probs(allocate_device(static_cast<std::size_t>(rows * k) * 4)),
+        indices(allocate_device(static_cast<std::size_t>(rows * k) * 8)) {
+    args.logits = reinterpret_cast<const void*>(logits.get());
+    args.row_stride = args.cols = cols;
+    args.rows = rows;
+    args.k = k;
+    args.probs_out = reinterpret_cast<float*>(probs.get());
+    args.idx_out = reinterpret_cast<void*>(indices.get());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("softmax_topk tuning: a verified winner, a wrong candidate never wins, the record is run") {
+  KJIT_REQUIRE_GPU();
+  ScopedCacheEnv env("cached");
+  Stream stream = create_stream();
+  TopkTuneOptions options;
+  options.timing.samples = 7;
+  options.timing.warmup_samples = 1;
+  constexpr std::int64_t kRows = 8, kCols = 32000;
+  constexpr int kK = 50;
+  Runtime tuner_runtime;
+  const TopkTuneReport first =
+      tune_topk(tuner_runtime, DType::kF32, DType::kI64, kRows, kCols, kK, stream.get(), options);
+  REQUIRE(first.candidates.size() >= 2);
+  CHECK(first.candidates.front().config == first.heuristic);
+  const TopkCandidateResult* winner = first.find(first.winner);
+  const TopkCandidateResult* heuristic = first.find(first.heuristic);
+  REQUIRE(winner != nullptr);
+  REQUIRE(heuristic != nullptr);
+  CHECK(winner->status == "ok");
+  CHECK(heuristic->status == "ok");
+  CHECK(winner->timing.median_us <= heuristic->timing.median_us * 1.05);
+  MESSAGE("top-K winner " << first.winner.to_string() << " " << winner->timing.median_us
+                          << " us; heuristic " << heuristic->timing.median_us << " us; "
+                          << first.candidates.size() << " candidates in " << first.seconds << " s");
+
+  // The heuristic's pick now writes a wrong index: it is rejected, and something else wins.
+  options.sabotage = first.heuristic;
+  const TopkTuneReport second =
+      tune_topk(tuner_runtime, DType::kF32, DType::kI64, kRows, kCols, kK, stream.get(), options);
+  const TopkCandidateResult* sabotaged = second.find(first.heuristic);
+  REQUIRE(sabotaged != nullptr);
+  CHECK(sabotaged->status.rfind("wrong", 0) == 0);
+  REQUIRE(second.winner != first.heuristic);
+  tuner_runtime.record_tuning(second);
+
+  TopkCallBuffers call(kRows, kCols, kK);
+  const std::string tuned_kernel = tuner_runtime.explain_topk(call.args, &second.winner).name_expression;
+  const std::string heuristic_kernel =
+      tuner_runtime.explain_topk(call.args, &first.heuristic).name_expression;
+  CHECK(tuner_runtime.explain_topk(call.args).name_expression == tuned_kernel);
+  {
+    Runtime later;  // reads the record from disk, as a new process would
+    CHECK(later.explain_topk(call.args).name_expression == tuned_kernel);
+  }
+  env.set_mode("off");
+  Runtime untuned;
+  CHECK(untuned.explain_topk(call.args).name_expression == heuristic_kernel);
 }

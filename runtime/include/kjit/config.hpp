@@ -59,6 +59,10 @@ struct TopkConfig {
   bool operator!=(const TopkConfig& other) const noexcept { return !(*this == other); }
   /// e.g. "topk pack=4 threads=512 unroll=4 cluster=16".
   std::string to_string() const;
+  /// Compact JSON object text, e.g. {"pack":4,"threads":512,"unroll":4,"cluster":8}.
+  std::string to_json() const;
+  /// Inverse of to_json; throws Error(kErrorInvalidArgument) on malformed text.
+  static TopkConfig from_json(const std::string& text);
 };
 
 }  // namespace kjit

@@ -13,6 +13,7 @@ namespace kjit {
 
 class Dispatcher;
 struct TuneReport;
+struct TopkTuneReport;
 
 /// What the dispatcher chose for one call: the config, the kernel and its resources.
 struct KernelReport {
@@ -75,6 +76,8 @@ class Runtime {
   /// Stores a tuning result (see autotune/tuner.h) as the record that calls of its problem class
   /// use from now on (with KJIT_TUNE=cached or first-use), in this process and on disk.
   void record_tuning(const TuneReport& report);
+  /// The same for a softmax_topk tuning (see autotune/topk_tuner.h).
+  void record_tuning(const TopkTuneReport& report);
 
  private:
   std::unique_ptr<Dispatcher> dispatcher_;
