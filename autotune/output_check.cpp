@@ -10,16 +10,18 @@
 #include "autotune/scratch_rows.h"
 
 namespace kjit {
-namespace {
-
-struct Tolerance {
-  float relative, absolute;
-};
 
 Tolerance tolerance_for(DType out) {
   if (out == DType::kF32) return {2e-5f, 2e-6f};
   return {out == DType::kBF16 ? 1.0f / 64 : 1.0f / 512, 1e-6f};
 }
+
+std::string mismatch_message(std::size_t element, float got, float reference) {
+  return "wrong: element " + std::to_string(element) + " is " + std::to_string(got) +
+         ", the reference kernel gives " + std::to_string(reference);
+}
+
+namespace {
 
 bool agree(float got, float ref, Tolerance tol) {
   if (std::isnan(got) || std::isnan(ref)) return std::isnan(got) && std::isnan(ref);
@@ -61,9 +63,8 @@ std::string compare_outputs(const std::vector<unsigned char>& got,
   for (auto& thread : pool) thread.join();
   if (first == elements) return {};
   const std::size_t size = size_of(out);
-  return "wrong: element " + std::to_string(first.load()) + " is " +
-         std::to_string(decode_float(&got[first * size], out)) + ", the reference kernel gives " +
-         std::to_string(decode_float(&reference[first * size], out));
+  return mismatch_message(first.load(), decode_float(&got[first * size], out),
+                          decode_float(&reference[first * size], out));
 }
 
 }  // namespace kjit

@@ -5,18 +5,25 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
+#include <memory>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "autotune/candidate_race.h"
-#include "autotune/output_check.h"
+#include "autotune/device_check.h"
 #include "autotune/scratch_rows.h"
 #include "kjit/error.hpp"
 #include "runtime/ops/rowwise_heuristics.h"
 
 namespace kjit {
 namespace {
+
+std::size_t output_bytes(const ScratchRows& scratch) {
+  const RowwiseArgs args = scratch.args(0);
+  return static_cast<std::size_t>(args.rows * args.cols) * size_of(args.out_dtype);
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -41,16 +48,16 @@ void prepare_all(Runtime& runtime, RowOp op, const RowwiseArgs& args,
   for (auto& thread : pool) thread.join();
 }
 
-/// Runs one candidate on scratch set 0, checks it against the reference, and times it: one
-/// quick sample first, and the full timing only if that sample is within reach of the best.
-/// What evaluating candidates needs besides the candidate: inputs, the reference output, and a
-/// download buffer reused across candidates.
+/// What evaluating candidates needs besides the candidate: inputs, the reference output (on the
+/// device, beside the candidates' outputs) and the check that compares them there.
 struct Bench {
   const ScratchRows& scratch;
-  std::vector<unsigned char> reference;
-  std::vector<unsigned char> output;
+  DeviceMemory reference;
+  std::unique_ptr<DeviceOutputCheck> check;
 };
 
+/// Runs one candidate on scratch set 0, checks it against the reference, and times it: one
+/// quick sample first, and the full timing only if that sample is within reach of the best.
 void evaluate(Runtime& runtime, RowOp op, Bench& bench, const TuneOptions& options,
               CUstream stream, CandidateResult& candidate, double& best_us,
               TuneReport::Phases& phases) {
@@ -60,9 +67,9 @@ void evaluate(Runtime& runtime, RowOp op, Bench& bench, const TuneOptions& optio
   runtime.run_with_config(op, scratch.args(0), scratch.scale(0), candidate.config, stream);
   if (options.sabotage && *options.sabotage == candidate.config)
     KJIT_CU(cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(scratch.args(0).out), 0x42, 4, stream);
-  KJIT_CU(cuStreamSynchronize, stream);
-  scratch.download_output(0, bench.output);
-  if (std::string wrong = compare_outputs(bench.output, bench.reference, scratch.args(0).out_dtype);
+  const std::size_t elements = static_cast<std::size_t>(scratch.args(0).rows * scratch.args(0).cols);
+  if (std::string wrong = bench.check->compare(reinterpret_cast<CUdeviceptr>(scratch.args(0).out),
+                                               bench.reference.get(), elements, stream);
       !wrong.empty()) {
     candidate.status = wrong;
     phases.check += seconds_since(start);
@@ -167,14 +174,28 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto phase_start = std::chrono::steady_clock::now();
   report.phases.setup = seconds_since(start);
+  Bench bench{scratch, allocate_device(output_bytes(scratch)), nullptr};
+  // The check's own kernel compiles beside the candidates, in this thread's context.
+  const CUcontext context = current_or_primary_context();
+  std::exception_ptr check_failed;
+  std::thread check_compile([&] {
+    try {
+      KJIT_CU(cuCtxSetCurrent, context);
+      bench.check = std::make_unique<DeviceOutputCheck>(out_dtype, device);
+    } catch (...) {
+      check_failed = std::current_exception();
+    }
+  });
   prepare_all(runtime, op, scratch.args(0), report.candidates, threads);
+  check_compile.join();
+  if (check_failed) std::rethrow_exception(check_failed);
   report.phases.compile = seconds_since(phase_start);
 
   phase_start = std::chrono::steady_clock::now();
   runtime.run_with_config(op, scratch.args(0), scratch.scale(0), {Algorithm::kBlockOnline}, stream);
+  KJIT_CU(cuMemcpyDtoDAsync, bench.reference.get(), reinterpret_cast<CUdeviceptr>(scratch.args(0).out),
+          output_bytes(scratch), stream);
   KJIT_CU(cuStreamSynchronize, stream);
-  Bench bench{scratch, {}, {}};
-  scratch.download_output(0, bench.reference);
   report.phases.setup += seconds_since(phase_start);
 
   double best_us = 0.0;  // fastest fully timed candidate so far

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "autotune/output_check.h"
+#include "runtime/compiler/kernel_compiler.h"
 
 using namespace kjit;
 
@@ -67,4 +68,17 @@ TEST_CASE("bf16 outputs may differ by one rounding step, not more") {
   CHECK(compare_outputs(bf16({0x3f80, 0x3f80}), bf16({0x3f80, 0x3f81}), DType::kBF16) == "");
   CHECK(compare_outputs(bf16({0x3f80, 0x3f90}), bf16({0x3f80, 0x3f80}), DType::kBF16) != "");
   CHECK(compare_outputs(bf16({0x3f80}), bf16({0x3f80, 0x3f80}), DType::kBF16) != "");  // sizes differ
+}
+
+TEST_CASE("the device-side output check compiles for every output type, sm_80 and sm_90") {
+  // The tuner compares candidates on the GPU with this kernel; NVRTC needs no GPU to build it.
+  for (const char* type : {"float", "kjit::f16", "kjit::bf16"})
+    for (int arch : {80, 90}) {
+      const KernelSpec spec{"output_compare.cuh", std::string("kjit::compare_outputs<") + type + ">"};
+      CAPTURE(spec.name_expression);
+      CAPTURE(arch);
+      const CompiledKernel kernel = compile_kernel(spec, arch);
+      CHECK_FALSE(kernel.cubin.empty());
+      CHECK(kernel.usage.spill_stores == 0);
+    }
 }
