@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// What every tuner does with its checked candidates: times each (a one-sample probe first, so a
-// few hopeless configs do not dominate the tuning time) and picks the winner, ties within noise
+// What every tuner does with its candidates: compiles them on a pool of threads, evaluates each
+// (a failure marks it, never ends the tuning), times it (a one-sample probe first, so a few
+// hopeless configs do not dominate the tuning time) and picks the winner, ties within noise
 // going to the earliest candidate so that reruns pick the same config.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <atomic>
 #include <functional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,25 @@
 #include "kjit/error.hpp"
 
 namespace kjit {
+
+/// Calls `compile(candidate)` for every candidate on `threads` threads (compiling and loading
+/// each); a candidate that fails is marked failed, not thrown.
+template <typename Result, typename Compile>
+void compile_all(std::vector<Result>& results, int threads, Compile compile) {
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < results.size(); i = next++) {
+      try {
+        compile(results[i]);
+      } catch (const Error& e) {
+        results[i].status = std::string("failed: ") + e.what();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (auto& thread : pool) thread.join();
+}
 
 /// Times a candidate whose `enqueue` rotates over `sets` buffer sets. `best_us` is the fastest
 /// full timing so far (0: none); a probe slower than probe_cutoff times it stops there.
@@ -31,6 +53,22 @@ inline Timing time_candidate(const std::function<void(CUstream, int)>& enqueue, 
   timing = time_launches(enqueue, stream, options);
   if (best_us == 0.0 || timing.median_us < best_us) best_us = timing.median_us;
   return timing;
+}
+
+/// Calls `evaluate(candidate)` for every candidate still "ok". A launch the device refuses
+/// marks that candidate failed; it does not end the tuning.
+template <typename Result, typename Evaluate>
+void evaluate_all(std::vector<Result>& results, CUstream stream, Evaluate evaluate) {
+  for (auto& candidate : results) {
+    if (candidate.status != "ok") continue;
+    try {
+      evaluate(candidate);
+    } catch (const Error& e) {
+      candidate.status = std::string("failed: ") + e.what();
+      candidate.timing = {};
+      cuda().cuStreamSynchronize(stream);
+    }
+  }
 }
 
 /// Index of the winner among results with `status`, `timing` and `config` (with to_string):

@@ -2,7 +2,6 @@
 #include "autotune/topk_tuner.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -63,23 +62,6 @@ struct TopkScratch {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-void compile_all(Runtime& runtime, const TopkArgs& args, std::vector<TopkCandidateResult>& results,
-                 int threads) {
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t i = next++; i < results.size(); i = next++) {
-      try {
-        runtime.explain_topk(args, &results[i].config);
-      } catch (const Error& e) {
-        results[i].status = std::string("failed: ") + e.what();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-  for (auto& thread : pool) thread.join();
 }
 
 struct Reference {
@@ -169,7 +151,9 @@ TopkTuneReport tune_topk(Runtime& runtime, DType in_dtype, DType idx_dtype, std:
   const int threads = options.compile_threads > 0
                           ? options.compile_threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  compile_all(runtime, scratch.args(0), report.candidates, threads);
+  compile_all(report.candidates, threads, [&](TopkCandidateResult& candidate) {
+    runtime.explain_topk(scratch.args(0), &candidate.config);
+  });
 
   // The reference: one block per row, the simplest way through the kernel.
   scratch.poison(stream);
@@ -179,16 +163,9 @@ TopkTuneReport tune_topk(Runtime& runtime, DType in_dtype, DType idx_dtype, std:
   scratch.download(reference.probs, reference.indices);
 
   double best_us = 0.0;
-  for (auto& candidate : report.candidates) {
-    if (candidate.status != "ok") continue;
-    try {
-      evaluate(runtime, scratch, reference, options, stream, candidate, best_us);
-    } catch (const Error& e) {  // a launch the device refuses loses; it does not end the tuning
-      candidate.status = std::string("failed: ") + e.what();
-      candidate.timing = {};
-      cuda().cuStreamSynchronize(stream);
-    }
-  }
+  evaluate_all(report.candidates, stream, [&](TopkCandidateResult& candidate) {
+    evaluate(runtime, scratch, reference, options, stream, candidate, best_us);
+  });
   report.winner = report.candidates[pick_winner(report.candidates, options.tie_fraction)].config;
   report.seconds = seconds_since(start);
   return report;

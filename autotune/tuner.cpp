@@ -2,7 +2,6 @@
 #include "autotune/tuner.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -27,25 +26,6 @@ std::size_t output_bytes(const ScratchRows& scratch) {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-/// Compiles and loads every candidate on a pool of threads; failures are recorded, not thrown.
-void prepare_all(Runtime& runtime, RowOp op, const RowwiseArgs& args,
-                 std::vector<CandidateResult>& results, int threads) {
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t i = next++; i < results.size(); i = next++) {
-      if (results[i].reused) continue;
-      try {
-        runtime.prepare(op, args, results[i].config);
-      } catch (const Error& e) {
-        results[i].status = std::string("failed: ") + e.what();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-  for (auto& thread : pool) thread.join();
 }
 
 /// What evaluating candidates needs besides the candidate: inputs, the reference output (on the
@@ -186,7 +166,9 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
       check_failed = std::current_exception();
     }
   });
-  prepare_all(runtime, op, scratch.args(0), report.candidates, threads);
+  compile_all(report.candidates, threads, [&](CandidateResult& candidate) {
+    if (!candidate.reused) runtime.prepare(op, scratch.args(0), candidate.config);
+  });
   check_compile.join();
   if (check_failed) std::rethrow_exception(check_failed);
   report.phases.compile = seconds_since(phase_start);
@@ -203,16 +185,9 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
     if (candidate.reused && candidate.status == "ok" &&
         (best_us == 0.0 || candidate.timing.median_us < best_us))
       best_us = candidate.timing.median_us;
-  for (auto& candidate : report.candidates) {
-    if (candidate.status != "ok" || candidate.reused) continue;
-    try {
-      evaluate(runtime, op, bench, options, stream, candidate, best_us, report.phases);
-    } catch (const Error& e) {  // a launch the device refuses loses; it does not end the tuning
-      candidate.status = std::string("failed: ") + e.what();
-      candidate.timing = {};
-      cuda().cuStreamSynchronize(stream);
-    }
-  }
+  evaluate_all(report.candidates, stream, [&](CandidateResult& candidate) {
+    if (!candidate.reused) evaluate(runtime, op, bench, options, stream, candidate, best_us, report.phases);
+  });
   report.winner = report.candidates[pick_winner(report.candidates, options.tie_fraction)].config;
   report.seconds = seconds_since(start);
   return report;

@@ -26,22 +26,23 @@ struct TuneFlags {
   std::string cache_dir;
 };
 
-void print_table(const TuneReport& report) {
-  const double bytes = static_cast<double>(report.rows * report.cols) *
-                       (size_of(report.in_dtype) + size_of(report.out_dtype));
-  std::vector<const CandidateResult*> order;
+std::string shown_status(const CandidateResult& c) {
+  return c.status.substr(0, 80) + (c.reused ? " (earlier run)" : "");
+}
+std::string shown_status(const TopkCandidateResult& c) { return c.status.substr(0, 80); }
+
+/// Every candidate, fastest first and failed ones last, the winner marked * and the heuristic's
+/// pick h; then the winner beside the heuristic. `bytes` moved per call, for GB/s.
+template <typename Report>
+void print_candidates(const Report& report, double bytes) {
+  using Result = typename decltype(report.candidates)::value_type;
+  std::vector<const Result*> order;
   for (const auto& c : report.candidates) order.push_back(&c);
   std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) {
     const bool a_ok = a->status == "ok", b_ok = b->status == "ok";
     if (a_ok != b_ok) return a_ok;
     return a_ok && a->timing.median_us < b->timing.median_us;
   });
-  std::printf("%s %s->%s %lldx%lld on %s: %zu candidates in %.2f s (setup %.2f, compile %.2f, "
-              "check %.2f, timing %.2f)\n\n",
-              to_string(report.op), to_string(report.in_dtype), to_string(report.out_dtype),
-              static_cast<long long>(report.rows), static_cast<long long>(report.cols),
-              report.device.c_str(), report.candidates.size(), report.seconds, report.phases.setup,
-              report.phases.compile, report.phases.check, report.phases.timing);
   Table table({"", "config", "median_us", "p20_us", "p80_us", "GB/s", "status"});
   for (const auto* c : order) {
     std::string mark = c->config == report.winner ? "*" : "";
@@ -49,8 +50,7 @@ void print_table(const TuneReport& report) {
     const bool ok = c->status == "ok";
     table.add({mark, c->config.to_string(), ok ? format("%.2f", c->timing.median_us) : "-",
                ok ? format("%.2f", c->timing.p20_us) : "-", ok ? format("%.2f", c->timing.p80_us) : "-",
-               ok ? format("%.0f", bytes / (c->timing.median_us * 1e3)) : "-",
-               c->status.substr(0, 80) + (c->reused ? " (earlier run)" : "")});
+               ok ? format("%.0f", bytes / (c->timing.median_us * 1e3)) : "-", shown_status(*c)});
   }
   table.print();
   const auto* heuristic = report.find(report.heuristic);
@@ -60,35 +60,23 @@ void print_table(const TuneReport& report) {
                 heuristic->timing.median_us, heuristic->timing.median_us / winner->timing.median_us);
 }
 
+void print_table(const TuneReport& report) {
+  std::printf("%s %s->%s %lldx%lld on %s: %zu candidates in %.2f s (setup %.2f, compile %.2f, "
+              "check %.2f, timing %.2f)\n\n",
+              to_string(report.op), to_string(report.in_dtype), to_string(report.out_dtype),
+              static_cast<long long>(report.rows), static_cast<long long>(report.cols),
+              report.device.c_str(), report.candidates.size(), report.seconds, report.phases.setup,
+              report.phases.compile, report.phases.check, report.phases.timing);
+  print_candidates(report, static_cast<double>(report.rows * report.cols) *
+                               (size_of(report.in_dtype) + size_of(report.out_dtype)));
+}
+
 void print_topk_table(const TopkTuneReport& report) {
-  const double bytes = static_cast<double>(report.rows * report.cols) * size_of(report.in_dtype);
-  std::vector<const TopkCandidateResult*> order;
-  for (const auto& c : report.candidates) order.push_back(&c);
-  std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) {
-    const bool a_ok = a->status == "ok", b_ok = b->status == "ok";
-    if (a_ok != b_ok) return a_ok;
-    return a_ok && a->timing.median_us < b->timing.median_us;
-  });
   std::printf("softmax_topk %s k=%d (%s indices) %lldx%lld on %s: %zu candidates in %.2f s\n\n",
               to_string(report.in_dtype), report.k, to_string(report.idx_dtype),
               static_cast<long long>(report.rows), static_cast<long long>(report.cols),
               report.device.c_str(), report.candidates.size(), report.seconds);
-  Table table({"", "config", "median_us", "p20_us", "p80_us", "GB/s", "status"});
-  for (const auto* c : order) {
-    std::string mark = c->config == report.winner ? "*" : "";
-    if (c->config == report.heuristic) mark += "h";
-    const bool ok = c->status == "ok";
-    table.add({mark, c->config.to_string(), ok ? format("%.2f", c->timing.median_us) : "-",
-               ok ? format("%.2f", c->timing.p20_us) : "-", ok ? format("%.2f", c->timing.p80_us) : "-",
-               ok ? format("%.0f", bytes / (c->timing.median_us * 1e3)) : "-",
-               c->status.substr(0, 80)});
-  }
-  table.print();
-  const auto* heuristic = report.find(report.heuristic);
-  const auto* winner = report.find(report.winner);
-  if (heuristic && winner && heuristic->status == "ok")
-    std::printf("\n* winner %.2f us; h heuristic %.2f us (%.2fx)\n", winner->timing.median_us,
-                heuristic->timing.median_us, heuristic->timing.median_us / winner->timing.median_us);
+  print_candidates(report, static_cast<double>(report.rows * report.cols) * size_of(report.in_dtype));
 }
 
 /// `kjit tune --op softmax_topk`: logits of --dtype, --k, indices of --index-dtype.
