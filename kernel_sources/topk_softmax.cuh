@@ -8,8 +8,8 @@
 //
 // Two ways to place the winners, chosen at compile time:
 //  - by counting (k buckets up to 256): each block cuts its buffer to at most 2k keys and a
-//    bound; the cluster's highest bound lets every block gather the few keys that can still win
-//    from all blocks, and each key's place is the number of gathered keys above it.
+//    bound; block 0 gathers from every block the keys at or above the highest bound (no key
+//    below it can win), cuts them to 2k, and each key's place is the number of keys above it.
 //  - by merging (larger k): each block sorts its best keys and finds every key's place by binary
 //    search in the other blocks' sorted lists.
 #pragma once
@@ -54,7 +54,8 @@ struct TopkBlockState {
   int count;            ///< keys in the buffer
   int final_count;      ///< length of this block's list (read by the cluster)
   int pool_count;       ///< keys gathered from the cluster (placing by counting)
-  TopkKey block_bound;  ///< this block's list holds every key of its slice above it
+  TopkKey block_bound;  ///< this block's list holds every key of its slice above it (in
+                        ///< block 0, once it has read the cluster: the row's highest bound)
   float block_max;      ///< this block's statistics (read by the cluster)
   float block_sum;
   float top_sum;        ///< this block's share of the winners' mass (KJIT_TOPK_RENORM)
