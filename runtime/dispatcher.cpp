@@ -33,6 +33,14 @@ KernelReport report_of(const Launchable& launchable) {
   return report;
 }
 
+/// True when work on `stream` is being captured into a graph (or the driver cannot say): tuning
+/// then would allocate, launch and synchronize inside the caller's capture.
+bool capturing(CUstream stream) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return cuda().cuStreamIsCapturing(stream, &status) != CUDA_SUCCESS ||
+         status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 }  // namespace
 
 Dispatcher::Dispatcher(EnvSettings settings)
@@ -43,7 +51,7 @@ void Dispatcher::run(RowOp op, const RowwiseArgs& args, float* scale_out, CUstre
   const RowwiseProblem problem = validate_rowwise(op, args, scale_out);
   if (problem.rows == 0) return;
   ContextState& state = state_for(current_or_primary_context());
-  if (forced == nullptr && settings_.tune == TuneMode::kFirstUse)
+  if (forced == nullptr && settings_.tune == TuneMode::kFirstUse && !capturing(stream))
     tune_first_use(state, op, args, problem, stream);
   resolve(state, problem, forced)->launch(params_of(args, scale_out), stream);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tuning records on the GPU: a stored winner is what later runtimes (KJIT_TUNE=cached) run,
-// KJIT_TUNE=off ignores it, and KJIT_TUNE=first-use tunes a new class on its first call; the
+// KJIT_TUNE=off ignores it, and KJIT_TUNE=first-use tunes a new class on its first call (not
+// inside a graph capture); the
 // same for softmax_topk tunings, whose candidates are checked and timed like row-wise ones.
 #include <doctest/doctest.h>
 
@@ -108,6 +109,32 @@ TEST_CASE("KJIT_TUNE=first-use tunes a new class on its first call and keeps the
   env.set_mode("cached");
   Runtime later;
   CHECK(later.explain(RowOp::kSoftmax, rows.args(0)).config == chosen);
+}
+
+TEST_CASE("KJIT_TUNE=first-use does not tune inside a graph capture") {
+  KJIT_REQUIRE_GPU();
+  ScopedCacheEnv env("first-use");
+  Stream stream = create_stream();
+  ScratchRows rows(DType::kF32, DType::kF32, 32, 6000, 1, stream.get());
+  Runtime runtime;
+  rows.poison_output(0, stream.get());
+  KJIT_CU(cuStreamSynchronize, stream.get());
+  KJIT_CU(cuStreamBeginCapture, stream.get(), CU_STREAM_CAPTURE_MODE_RELAXED);
+  runtime.softmax(rows.args(0), stream.get());  // a new class, which a plain call would tune
+  CUgraph graph = nullptr;
+  REQUIRE(cuda().cuStreamEndCapture(stream.get(), &graph) == CUDA_SUCCESS);
+  REQUIRE(graph != nullptr);
+  CHECK(env.tune_entries() == 0);
+  CUgraphExec exec = nullptr;
+  KJIT_CU(cuGraphInstantiateWithFlags, &exec, graph, 0);
+  KJIT_CU(cuGraphLaunch, exec, stream.get());
+  KJIT_CU(cuStreamSynchronize, stream.get());
+  const std::vector<float> out = rows.output_as_floats(0);
+  double sum = 0.0;
+  for (int c = 0; c < 6000; ++c) sum += out[c];
+  CHECK(sum == doctest::Approx(1.0).epsilon(0.02));
+  cuda().cuGraphExecDestroy(exec);
+  cuda().cuGraphDestroy(graph);
 }
 
 namespace {
