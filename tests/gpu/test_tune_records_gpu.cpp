@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tuning records on the GPU: a stored winner is what later runtimes (KJIT_TUNE=cached) run,
 // KJIT_TUNE=off ignores it, and KJIT_TUNE=first-use tunes a new class on its first call (not
-// inside a graph capture); the
-// same for softmax_topk tunings, whose candidates are checked and timed like row-wise ones.
+// inside a graph capture); the same for softmax_topk tunings, whose candidates are checked and
+// timed like row-wise ones.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
