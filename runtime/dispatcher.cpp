@@ -181,6 +181,8 @@ void Dispatcher::run_topk(const TopkArgs& args, CUstream stream, const TopkConfi
   const TopkProblem problem = validate_topk(args);
   if (problem.rows == 0) return;
   ContextState& state = state_for(current_or_primary_context());
+  if (forced == nullptr && settings_.tune == TuneMode::kFirstUse && !capturing(stream))
+    tune_first_use_topk(state, args, problem, stream);
   auto launchable = resolve_topk(state, problem, forced);
   TopkParams params = topk_params_of(args);
   launchable->launch_blocks(&params, topk_grid(launchable->shape, problem.rows), stream);
@@ -191,6 +193,23 @@ KernelReport Dispatcher::explain_topk(const TopkArgs& args, const TopkConfig* fo
   if (problem.rows == 0) problem.rows = 1;
   ContextState& state = state_for(current_or_primary_context());
   return report_of(*resolve_topk(state, problem, forced));
+}
+
+void Dispatcher::tune_first_use_topk(ContextState& state, const TopkArgs& args,
+                                     const TopkProblem& problem, CUstream stream) {
+  const TopkDispatchKey key = key_of(problem);
+  // As for row-wise classes: contiguous, aligned scratch logits speak for that alignment only.
+  if (!first_use_topk_tuner_ || problem.max_pack != 16 / size_of(problem.in_dtype) ||
+      records_.find(state.device, key))
+    return;
+  {
+    std::shared_lock<std::shared_mutex> lock(state.table_mutex);
+    if (state.topk_table.count(key) != 0) return;
+  }
+  tunings_.get_or_make(tuning_key_text(state.device, key), [&] {
+    first_use_topk_tuner_(args, stream);
+    return std::make_shared<const bool>(true);
+  });
 }
 
 std::shared_ptr<const Launchable> Dispatcher::resolve_topk(ContextState& state,

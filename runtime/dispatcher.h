@@ -51,6 +51,9 @@ class Dispatcher {
   /// it is expected to tune and store a record (the Runtime installs one).
   using FirstUseTuner = std::function<void(RowOp, const RowwiseArgs&, CUstream)>;
   void set_first_use_tuner(FirstUseTuner tuner) { first_use_tuner_ = std::move(tuner); }
+  /// The same for a new softmax_topk class.
+  using FirstUseTopkTuner = std::function<void(const TopkArgs&, CUstream)>;
+  void set_first_use_topk_tuner(FirstUseTopkTuner tuner) { first_use_topk_tuner_ = std::move(tuner); }
   /// Drops the dispatch-table entries of `key` in every context (after a new tuning record).
   void forget(const RowwiseKey& key);
   void forget(const TopkDispatchKey& key);
@@ -60,6 +63,8 @@ class Dispatcher {
   std::shared_ptr<const Launchable> resolve(ContextState& state, const RowwiseProblem& problem,
                                             const KernelConfig* forced);
   std::shared_ptr<const Launchable> lookup(ContextState& state, const RowwiseKey& key);
+  void tune_first_use_topk(ContextState& state, const TopkArgs& args, const TopkProblem& problem,
+                           CUstream stream);
   void tune_first_use(ContextState& state, RowOp op, const RowwiseArgs& args,
                       const RowwiseProblem& problem, CUstream stream);
   std::shared_ptr<const Launchable> build(ContextState& state, const RowwiseProblem& problem,
@@ -73,6 +78,7 @@ class Dispatcher {
   CubinStore cubins_;
   TuneRecords records_;
   FirstUseTuner first_use_tuner_;
+  FirstUseTopkTuner first_use_topk_tuner_;
   OnceMap<std::string, bool> tunings_;  // first-use tunings done or under way, by tuning key
   std::shared_mutex contexts_mutex_;
   std::vector<std::unique_ptr<ContextState>> contexts_;

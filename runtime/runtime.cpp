@@ -14,9 +14,10 @@ namespace kjit {
 Runtime::Runtime() : Runtime(RuntimeOptions::from_environment()) {}
 
 Runtime::Runtime(const RuntimeOptions& options) : dispatcher_(std::make_unique<Dispatcher>(options)) {
-  // KJIT_TUNE=first-use: a new problem class is tuned on its first call (blocking), on scratch
-  // buffers of the same shape, and the record is kept for every later call and process. Tuning
-  // uses a stream of its own: capture needs a real stream, and the caller's queue is left alone.
+  // KJIT_TUNE=first-use: a new problem class (row-wise or top-K) is tuned on its first call
+  // (blocking), on scratch buffers of the same shape, and the record is kept for every later
+  // call and process. Tuning uses a stream of its own: capture needs a real stream, and the
+  // caller's queue is left alone.
   dispatcher_->set_first_use_tuner([this](RowOp op, const RowwiseArgs& args, CUstream) {
     log().info("tuning {} {}->{} {}x{} (first use; a few seconds)", to_string(op),
                to_string(args.in_dtype), to_string(args.out_dtype), args.rows, args.cols);
@@ -24,6 +25,13 @@ Runtime::Runtime(const RuntimeOptions& options) : dispatcher_(std::make_unique<D
     const TuneReport report =
         tune_rowwise(*this, op, args.in_dtype, args.out_dtype, args.rows, args.cols, stream.get());
     record_tuning(report);
+  });
+  dispatcher_->set_first_use_topk_tuner([this](const TopkArgs& args, CUstream) {
+    log().info("tuning softmax_topk {} k={} {}x{} (first use; a few seconds)",
+               to_string(args.in_dtype), args.k, args.rows, args.cols);
+    Stream stream = create_stream();
+    record_tuning(tune_topk(*this, args.in_dtype, args.idx_dtype, args.rows, args.cols, args.k,
+                            stream.get()));
   });
 }
 

@@ -207,3 +207,33 @@ TEST_CASE("softmax_topk tuning: a verified winner, a wrong candidate never wins,
   Runtime untuned;
   CHECK(untuned.explain_topk(call.args).name_expression == heuristic_kernel);
 }
+
+TEST_CASE("KJIT_TUNE=first-use tunes a new softmax_topk class once, and its answer stands") {
+  KJIT_REQUIRE_GPU();
+  ScopedCacheEnv env("first-use");
+  Stream stream = create_stream();
+  constexpr std::int64_t kRows = 4, kCols = 20000;
+  constexpr int kK = 40;
+  ScratchRows logits(DType::kF32, DType::kF32, kRows, kCols, 1, stream.get());
+  TopkCallBuffers call(kRows, kCols, kK);
+  call.args.logits = logits.args(0).in;
+  auto indices_of = [&](Runtime& runtime) {
+    KJIT_CU(cuMemsetD8Async, call.indices.get(), 0xFF, kRows * kK * 8, stream.get());
+    runtime.softmax_topk(call.args, stream.get());
+    KJIT_CU(cuStreamSynchronize, stream.get());
+    std::vector<long long> indices(kRows * kK);
+    KJIT_CU(cuMemcpyDtoH, indices.data(), call.indices.get(), indices.size() * 8);
+    return indices;
+  };
+  std::vector<long long> tuned;
+  {
+    Runtime runtime;
+    tuned = indices_of(runtime);
+    CHECK(env.tune_entries() == 1);  // tuned on the first call
+    indices_of(runtime);
+    CHECK(env.tune_entries() == 1);  // and not again
+  }
+  env.set_mode("off");
+  Runtime untuned;
+  CHECK(indices_of(untuned) == tuned);  // the tuned kernel and the heuristic's agree
+}
