@@ -22,25 +22,28 @@ const char* element_type(DType out) {
   throw Error(Status::kErrorInvalidArgument, "the output check compares float outputs only");
 }
 
-/// Memory only: the kernel is small, compiles alongside the candidates, and must not depend on
-/// where (or whether) the caller keeps a disk cache.
-RuntimeOptions in_memory() {
-  RuntimeOptions options;
-  options.disk_cache = false;
-  options.cache_bundle.clear();
-  return options;
+/// One store for the process, in memory only: the kernel is small, compiles once (beside the
+/// first tuning's candidates), and must not depend on where (or whether) the caller keeps a
+/// disk cache.
+CubinStore& check_cubins() {
+  static CubinStore store([] {
+    RuntimeOptions options;
+    options.disk_cache = false;
+    options.cache_bundle.clear();
+    return options;
+  }());
+  return store;
 }
 
 }  // namespace
 
 DeviceOutputCheck::DeviceOutputCheck(DType out, const DeviceProps& device)
-    : out_(out), cubins_(std::make_unique<CubinStore>(in_memory())),
-      grid_(device.sm_count * 8), first_bad_(allocate_device(sizeof(unsigned long long))) {
+    : out_(out), grid_(device.sm_count * 8), first_bad_(allocate_device(sizeof(unsigned long long))) {
   const KernelSpec spec{"output_compare.cuh",
                         std::string("kjit::compare_outputs<") + element_type(out) + ">"};
   LaunchShape shape;
   shape.block = 256;
-  kernel_ = Launchable{load_kernel(cubins_->get(spec, device.arch), shape), KernelConfig{}, shape};
+  kernel_ = Launchable{load_kernel(check_cubins().get(spec, device.arch), shape), KernelConfig{}, shape};
 }
 
 DeviceOutputCheck::~DeviceOutputCheck() = default;

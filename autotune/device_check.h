@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstddef>
-#include <memory>
 #include <string>
 
 #include "kjit/types.hpp"
@@ -15,11 +14,10 @@
 
 namespace kjit {
 
-class CubinStore;
-
 class DeviceOutputCheck {
  public:
-  /// Compiles (in memory, not cached on disk) and loads the comparison kernel for `out`.
+  /// Loads the comparison kernel for `out`, compiled once per process (in memory, not cached on
+/// disk).
   DeviceOutputCheck(DType out, const DeviceProps& device);
   ~DeviceOutputCheck();
 
@@ -30,7 +28,6 @@ class DeviceOutputCheck {
 
  private:
   DType out_;
-  std::unique_ptr<CubinStore> cubins_;
   Launchable kernel_;
   int grid_;
   DeviceMemory first_bad_;

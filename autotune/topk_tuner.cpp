@@ -134,10 +134,7 @@ TopkTuneReport tune_topk(Runtime& runtime, DType in_dtype, DType idx_dtype, std:
                          std::int64_t cols, int k, CUstream stream,
                          const TopkTuneOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  current_or_primary_context();
-  CUdevice device_id = 0;
-  KJIT_CU(cuCtxGetDevice, &device_id);
-  const DeviceProps device = query_device(device_id);
+  const DeviceProps device = current_device_props();
   const std::size_t set_bytes = static_cast<std::size_t>(rows * cols) * size_of(in_dtype);
   TopkScratch scratch(in_dtype, idx_dtype, rows, cols, k, rotating_sets(set_bytes, device.l2_bytes),
                       stream);

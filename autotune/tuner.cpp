@@ -133,10 +133,7 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
                         std::int64_t rows, std::int64_t cols, CUstream stream,
                         const TuneOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  current_or_primary_context();
-  CUdevice device_id = 0;
-  KJIT_CU(cuCtxGetDevice, &device_id);
-  const DeviceProps device = query_device(device_id);
+  const DeviceProps device = current_device_props();
   const std::size_t set_bytes = static_cast<std::size_t>(rows * cols) * (size_of(in_dtype) + size_of(out_dtype));
   ScratchRows scratch(in_dtype, out_dtype, rows, cols, rotating_sets(set_bytes, device.l2_bytes), stream);
 

@@ -55,14 +55,10 @@ void require_gpu_for_tuning() {
 }
 
 /// Tunes one softmax_topk call's class (once per class: `seen` holds the classes done).
-void tune_topk_call(Runtime& runtime, const SpecCall& call, CUstream stream,
-                    std::set<std::string>& seen) {
+void tune_topk_call(Runtime& runtime, const DeviceProps& device, const SpecCall& call,
+                    CUstream stream, std::set<std::string>& seen) {
   const TopkProblem planned = planned_topk_problem(call);
-  const TopkDispatchKey key = key_of(planned);
-  const std::string text = "topk/" + std::string(to_string(key.in_dtype)) + "/" +
-                           to_string(key.idx_dtype) + "/" + std::to_string(key.cols) + "/" +
-                           std::to_string(key.k_bucket) + "/" + std::to_string(key.rows_bucket);
-  if (!seen.insert(text).second) return;
+  if (!seen.insert(tuning_key_text(device, key_of(planned))).second) return;
   const TopkTuneReport report = tune_topk(runtime, call.dtype, call.index_dtype, planned.rows,
                                           call.cols, planned.k, stream);
   runtime.record_tuning(report);
@@ -92,7 +88,7 @@ void tune_calls(const std::vector<SpecCall>& calls, const std::string& cache_dir
   std::set<std::string> seen;
   for (const SpecCall& call : calls) {
     if (call.softmax_topk) {
-      tune_topk_call(runtime, call, stream.get(), seen);
+      tune_topk_call(runtime, device, call, stream.get(), seen);
       continue;
     }
     const RowwiseProblem planned = planned_problem(call);

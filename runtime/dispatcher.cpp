@@ -199,13 +199,12 @@ void Dispatcher::tune_first_use_topk(ContextState& state, const TopkArgs& args,
                                      const TopkProblem& problem, CUstream stream) {
   const TopkDispatchKey key = key_of(problem);
   // As for row-wise classes: contiguous, aligned scratch logits speak for that alignment only.
-  if (!first_use_topk_tuner_ || problem.max_pack != 16 / size_of(problem.in_dtype) ||
-      records_.find(state.device, key))
-    return;
+  if (!first_use_topk_tuner_ || problem.max_pack != 16 / size_of(problem.in_dtype)) return;
   {
     std::shared_lock<std::shared_mutex> lock(state.table_mutex);
-    if (state.topk_table.count(key) != 0) return;
+    if (state.topk_table.count(key) != 0) return;  // resolved before: nothing new to tune
   }
+  if (records_.find(state.device, key)) return;
   tunings_.get_or_make(tuning_key_text(state.device, key), [&] {
     first_use_topk_tuner_(args, stream);
     return std::make_shared<const bool>(true);

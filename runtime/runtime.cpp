@@ -36,9 +36,6 @@ Runtime::Runtime(const RuntimeOptions& options) : dispatcher_(std::make_unique<D
 }
 
 void Runtime::record_tuning(const TuneReport& report) {
-  current_or_primary_context();
-  CUdevice device = 0;
-  KJIT_CU(cuCtxGetDevice, &device);
   // What `kjit inspect` shows for the record: the class, the winner, its time and bandwidth.
   const CandidateResult* winner = report.find(report.winner);
   const double bytes = static_cast<double>(report.rows * report.cols) *
@@ -49,15 +46,12 @@ void Runtime::record_tuning(const TuneReport& report) {
                 static_cast<long long>(report.rows), static_cast<long long>(report.cols),
                 report.winner.to_string().c_str(), winner ? winner->timing.median_us : 0.0,
                 winner ? bytes / (winner->timing.median_us * 1e3) : 0.0);
-  dispatcher_->records().put(query_device(device), report.key, report.winner, report.to_json(),
+  dispatcher_->records().put(current_device_props(), report.key, report.winner, report.to_json(),
                              summary);
   dispatcher_->forget(report.key);  // the next call of this class resolves again, to the winner
 }
 
 void Runtime::record_tuning(const TopkTuneReport& report) {
-  current_or_primary_context();
-  CUdevice device = 0;
-  KJIT_CU(cuCtxGetDevice, &device);
   const TopkCandidateResult* winner = report.find(report.winner);
   const double bytes = static_cast<double>(report.rows * report.cols) * size_of(report.in_dtype);
   char summary[256];
@@ -66,7 +60,7 @@ void Runtime::record_tuning(const TopkTuneReport& report) {
                 static_cast<long long>(report.cols), report.winner.to_string().c_str(),
                 winner ? winner->timing.median_us : 0.0,
                 winner ? bytes / (winner->timing.median_us * 1e3) : 0.0);
-  dispatcher_->records().put(query_device(device), report.key, report.winner, report.to_json(),
+  dispatcher_->records().put(current_device_props(), report.key, report.winner, report.to_json(),
                              summary);
   dispatcher_->forget(report.key);
 }

@@ -42,4 +42,11 @@ CUcontext current_or_primary_context() {
 
 std::string arch_name(int arch) { return "sm_" + std::to_string(arch); }
 
+DeviceProps current_device_props() {
+  current_or_primary_context();
+  CUdevice device = 0;
+  KJIT_CU(cuCtxGetDevice, &device);
+  return query_device(device);
+}
+
 }  // namespace kjit

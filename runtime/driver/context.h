@@ -26,6 +26,9 @@ DeviceProps query_device(CUdevice device);
 /// runtime does, so kjit and CUDA-runtime applications (PyTorch) share one context.
 CUcontext current_or_primary_context();
 
+/// The properties of the device behind current_or_primary_context().
+DeviceProps current_device_props();
+
 /// "sm_90" for arch 90.
 std::string arch_name(int arch);
 
