@@ -85,15 +85,16 @@ int main(int argc, char** argv) {
     kjit::Stream stream = kjit::create_stream();
     kjit::bench::RowwiseBench bench(runtime, stream.get());
     std::printf("copy bandwidth: %.0f GB/s\n\n", bench.copy_bandwidth() / 1e9);
-    std::printf("| op | dtype | shape | config | us | GB/s | %% copy |\n|---|---|---|---|---|---|---|\n");
+    std::printf("| op | dtype | shape | config | us | GB/s | %% copy | same-size copy %% | %% of same-size copy |\n"
+                "|---|---|---|---|---|---|---|---|---|\n");
     nlohmann::json out = {{"copy_gb_per_s", bench.copy_bandwidth() / 1e9}, {"results", nlohmann::json::array()}};
     for (const auto& shape : all_shapes()) {
       if (shape.rows * shape.cols < flags.min_elements) continue;
       const auto r = bench.run(shape);
-      std::printf("| %s | %s | %s | %s | %.2f | %.0f | %.1f |\n", kjit::to_string(shape.op),
+      std::printf("| %s | %s | %s | %s | %.2f | %.0f | %.1f | %.1f | %.1f |\n", kjit::to_string(shape.op),
                   kjit::to_string(shape.in_dtype), kjit::bench::shape_name(shape).c_str(),
                   r.kernel.config.to_string().c_str(), r.timing.median_us, r.gb_per_s,
-                  r.percent_of_copy);
+                  r.percent_of_copy, r.same_size_copy_percent, r.percent_of_same_size_copy);
       std::fflush(stdout);
       out["results"].push_back({{"op", kjit::to_string(shape.op)},
                                 {"dtype", kjit::to_string(shape.in_dtype)},
@@ -101,7 +102,9 @@ int main(int argc, char** argv) {
                                 {"config", r.kernel.config.to_string()},
                                 {"median_us", r.timing.median_us}, {"p20_us", r.timing.p20_us},
                                 {"p80_us", r.timing.p80_us}, {"gb_per_s", r.gb_per_s},
-                                {"percent_of_copy", r.percent_of_copy}});
+                                {"percent_of_copy", r.percent_of_copy},
+                                {"same_size_copy_percent", r.same_size_copy_percent},
+                                {"percent_of_same_size_copy", r.percent_of_same_size_copy}});
     }
     if (json_path) std::ofstream(json_path) << out.dump(2) << "\n";
   } catch (const kjit::Error& e) {

@@ -26,6 +26,11 @@ struct BenchResult {
   Timing timing;
   double gb_per_s = 0.0;
   double percent_of_copy = 0.0;
+  /// The same bytes moved by a device-to-device copy between the same rotating buffers, as a
+  /// % of the copy bandwidth: what a copy of this size reaches (0 when in and out sizes differ).
+  double same_size_copy_percent = 0.0;
+  /// The kernel's time over that copy's, in % (100: as fast as copying the same bytes).
+  double percent_of_same_size_copy = 0.0;
 };
 
 /// The shapes of the project's benchmark table, for one op and one dtype.

@@ -110,4 +110,21 @@ __device__ __forceinline__ OnlineStats block_merge(OnlineStats s) {
   return result;
 }
 
+/// Merges (max, sum) over the cluster: each block's thread 0 publishes its pair in `slot`,
+/// every warp then reads all of them. The caller must not overwrite `slot` until every block
+/// has read it (the cluster barrier that closes each tile).
+template <int ClusterBlocks>
+__device__ __forceinline__ OnlineStats cluster_merge(OnlineStats s, float* slot) {
+  if (threadIdx.x == 0) { slot[0] = s.max; slot[1] = s.sum; }
+  cluster_arrive();
+  cluster_wait();
+  const unsigned lane = threadIdx.x % 32;
+  OnlineStats mine = OnlineStats::empty();
+  if (lane < ClusterBlocks) {
+    mine.max = load_cluster_f32(cluster_address(&slot[0], lane));
+    mine.sum = load_cluster_f32(cluster_address(&slot[1], lane));
+  }
+  return warp_merge<32>(mine);
+}
+
 }  // namespace kjit

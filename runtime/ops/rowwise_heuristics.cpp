@@ -33,6 +33,10 @@ constexpr std::int64_t kStreamShortRowBytes = 4096;
 constexpr std::int64_t kStreamTileBytes = 32 * 1024;
 constexpr std::int64_t kStreamSliceBytes = 48 * 1024;
 constexpr int kStreamThreads = 512;
+// Rows read twice (block_online) are tuning candidates from this many bytes on, each block of
+// a cluster with a slice of at least kOnlineMinSliceBytes.
+constexpr std::int64_t kOnlineMinRowBytes = 32 * 1024;
+constexpr std::int64_t kOnlineMinSliceBytes = 16 * 1024;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -76,6 +80,15 @@ int block_threads_for(const RowwiseProblem& p, std::int64_t values, int pack, in
   while (threads < 1024 && values_per_thread(values, pack, threads) > kMaxValuesPerThread)
     threads *= 2;
   return threads;
+}
+
+/// block_online over `cluster` blocks per row. Up to 2 blocks, threads for 64 values of the
+/// slice each; clusters of 4 and more, 256 threads (both measured best on the H100).
+KernelConfig online_config(const RowwiseProblem& p, int pack, int cluster) {
+  const int threads =
+      cluster <= 2 ? std::clamp(pow2_ceil(ceil_div(cluster_slice(p.cols, pack, cluster), 64)), 256, 1024)
+                   : 256;
+  return {Algorithm::kBlockOnline, pack, threads, threads, cluster};
 }
 
 KernelConfig fit_warp(const RowwiseProblem& p, int pack) {
@@ -140,8 +153,8 @@ std::string why_not_threads(const KernelConfig& c) {
     return "threads must be a multiple of 32 in [32, 1024]";
   const bool grouped = c.algorithm == Algorithm::kWarp || c.algorithm == Algorithm::kStream;
   if (!grouped && c.group != c.threads) return "group must equal threads for block algorithms";
-  const bool clustered = c.algorithm == Algorithm::kCluster ||
-                         c.algorithm == Algorithm::kClusterSmem || c.algorithm == Algorithm::kStream;
+  const bool clustered = c.algorithm == Algorithm::kCluster || c.algorithm == Algorithm::kClusterSmem ||
+                         c.algorithm == Algorithm::kStream || c.algorithm == Algorithm::kBlockOnline;
   if (!clustered && c.cluster != 1) return "cluster must be 1";
   return {};
 }
@@ -190,7 +203,12 @@ std::string why_not_algorithm(const RowwiseProblem& p, const DeviceProps& d,
                " bytes of shared memory; the device has " + std::to_string(d.max_smem_per_block);
       return {};
     }
-    case Algorithm::kBlockOnline: return {};
+    case Algorithm::kBlockOnline:
+      if (c.cluster < 1 || c.cluster > 16) return "block_online: 1..16 blocks per row";
+      if (c.cluster > 1 && d.arch < 90) return "block_online: more than one block per row needs sm_90 or newer";
+      if ((c.cluster - 1) * smem_slice_cols(p.cols, c.pack, c.cluster) >= p.cols)
+        return "block_online: too many blocks per row for " + std::to_string(p.cols) + " columns";
+      return {};
     case Algorithm::kCluster:
       if (d.arch < 90) return "cluster: needs sm_90 or newer";
       if (c.cluster < 2 || c.cluster > 16) return "cluster: 2..16 blocks per row";
@@ -269,16 +287,32 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
       return stream;
     return regs;
   }
-  // Rows too wide for one block's registers: slices of about 32 KB over a cluster, in shared
-  // memory. Measured on the H100 (512x65536, 64x262144): f32 slices as plain shared-memory
-  // blocks, 16-bit slices streamed with 8-byte packs, both well ahead of slices in registers
-  // (f32 68 vs 100 us, bf16 42 vs 82 us at 64x262144).
+  // Rows too wide for one block's registers. Measured on the H100 (512x65536 and 64x262144):
+  // f32 softmax runs best as slices in registers over 8 blocks with 8-byte packs (104 and 67
+  // us, against 117 and 74 for slices in shared memory), but log_softmax takes 95 registers a
+  // thread there and runs best as slices in shared memory (116 and 67 us, against 132 and 72;
+  // reduce_scale stays with it, unmeasured); 16-bit rows as two passes over 2-block slices,
+  // the second read from L2 (softmax 62 and 36 us, against 66 and 48 streamed).
   if (clusters) {
-    const int cluster = std::max(2, smallest_cluster(p.cols * size_of(p.in_dtype), 32 * 1024));
-    const KernelConfig slices = half_input
-                                    ? KernelConfig{Algorithm::kStream, std::max(1, pack / 2), 256, 256, cluster}
-                                    : KernelConfig{Algorithm::kClusterSmem, pack, 256, 256, cluster};
-    if (why_not_rowwise(p, d, slices).empty()) return slices;
+    if (!half_input && p.op != RowOp::kSoftmax) {
+      const int cluster = std::max(2, smallest_cluster(p.cols * size_of(p.in_dtype), 32 * 1024));
+      if (KernelConfig smem{Algorithm::kClusterSmem, pack, 256, 256, cluster}; why_not_rowwise(p, d, smem).empty())
+        return smem;
+    }
+    if (!half_input)
+      for (int cluster : {8, 16}) {
+        const int half_pack = std::max(1, pack / 2);
+        const std::int64_t slice = cluster_slice(p.cols, half_pack, cluster);
+        const int threads = std::clamp(pow2_ceil(ceil_div(slice, kMaxValuesPerThread)), 128, 1024);
+        const KernelConfig regs{Algorithm::kCluster, half_pack, threads, threads, cluster};
+        if (values_per_thread(slice, half_pack, threads) <= kMaxValuesPerThread &&
+            why_not_rowwise(p, d, regs).empty())
+          return regs;
+      }
+    int cluster = 2;  // enough blocks for half the SMs, when rows are few
+    while (cluster < 16 && p.rows * cluster * 2 < d.sm_count) cluster *= 2;
+    if (KernelConfig online = online_config(p, pack, cluster); why_not_rowwise(p, d, online).empty())
+      return online;
   }
   if (KernelConfig smem = fit_smem(p, pack, clusters); why_not_rowwise(p, d, smem).empty())
     return smem;
@@ -343,6 +377,18 @@ void add_stream_candidates(const RowwiseProblem& p, int pack, std::vector<Kernel
     if (c <= 16) out.push_back({Algorithm::kStream, pack, 256, 256, c});
 }
 
+/// Rows read twice, the second time from L2: a block per row and, for few rows, clusters of 2,
+/// 4 and 8 (online_config).
+void add_online_candidates(const RowwiseProblem& p, const DeviceProps& d,
+                           std::vector<KernelConfig>& out) {
+  const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
+  if (row_bytes < kOnlineMinRowBytes) return;
+  out.push_back(online_config(p, p.max_pack, 1));
+  if (d.arch < 90 || p.rows > 4 * std::int64_t{d.sm_count}) return;
+  for (int cluster : {2, 4, 8})
+    if (row_bytes / cluster >= kOnlineMinSliceBytes) out.push_back(online_config(p, p.max_pack, cluster));
+}
+
 }  // namespace
 
 std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const DeviceProps& d) {
@@ -363,12 +409,10 @@ std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const Devi
       add_cluster_candidates(p, pack, configs);
     if (d.arch >= 90) add_stream_candidates(p, pack, configs);
   }
-  // Without clusters, shared-memory and two-pass kernels are what holds rows too wide for one
-  // block's registers (with clusters they measured far behind the cluster kernels).
-  if (!fits_one_block && d.arch < 90) {
-    configs.push_back({Algorithm::kBlockSmem, p.max_pack, 512, 512, 1});
-    configs.push_back({Algorithm::kBlockOnline, p.max_pack, 512, 512, 1});
-  }
+  add_online_candidates(p, d, configs);
+  // Without clusters, a row in shared memory is the other way to hold rows too wide for one
+  // block's registers (with clusters it measured far behind the cluster kernels).
+  if (!fits_one_block && d.arch < 90) configs.push_back({Algorithm::kBlockSmem, p.max_pack, 512, 512, 1});
   for (const KernelConfig& c : configs) consider(c);
   return candidates;
 }

@@ -67,8 +67,19 @@ bool add_variant(std::vector<Variant>& variants, int arch, Algorithm algorithm, 
   return true;
 }
 
+// Layouts complete_rowwise_config does not fit on its own: block_online split over a cluster.
+void add_clustered_online(std::vector<Variant>& variants, RowOp op) {
+  const DeviceProps device = nominal_device(90);
+  for (std::int64_t cols : kWidths) {
+    const RowwiseProblem problem{op, DType::kF32, DType::kF32, kRows, cols, 4};
+    const KernelConfig config{Algorithm::kBlockOnline, 4, 256, 256, 4};
+    if (why_not_rowwise(problem, device, config).empty()) variants.push_back({problem, config, 90, {}, {}});
+  }
+}
+
 std::vector<Variant> all_variants() {
   std::vector<Variant> variants;
+  for (RowOp op : kOps) add_clustered_online(variants, op);
   for (int arch : {80, 90})
     for (Algorithm algorithm : algorithms_for(arch))
       for (RowOp op : kOps) {

@@ -143,7 +143,9 @@ TEST_CASE("why_not_rowwise explains invalid configs") {
   CHECK(why(h100, {Algorithm::kBlockRegs, 4, 100, 100, 1}).find("threads") != std::string::npos);
   CHECK(why(h100, {Algorithm::kBlockRegs, 4, 2048, 2048, 1}).find("threads") != std::string::npos);
   CHECK(why(h100, {Algorithm::kBlockRegs, 4, 256, 128, 1}).find("group") != std::string::npos);
-  CHECK(why(h100, {Algorithm::kBlockOnline, 4, 256, 256, 2}).find("cluster") != std::string::npos);
+  CHECK(why(h100, {Algorithm::kBlockOnline, 4, 256, 256, 2}) == "");
+  CHECK(why(a100, {Algorithm::kBlockOnline, 4, 256, 256, 2}).find("sm_90") != std::string::npos);
+  CHECK(why(h100, {Algorithm::kBlockOnline, 4, 256, 256, 32}).find("blocks per row") != std::string::npos);
   CHECK(why(a100, {Algorithm::kCluster, 4, 256, 256, 2}).find("sm_90") != std::string::npos);
   CHECK(why(a100, {Algorithm::kClusterSmem, 4, 256, 256, 2}).find("sm_90") != std::string::npos);
   CHECK(why(h100, {Algorithm::kClusterSmem, 4, 256, 256, 2}) == "");

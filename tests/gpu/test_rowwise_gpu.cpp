@@ -187,11 +187,21 @@ std::vector<KernelConfig> stream_layouts(int pack) {
   return layouts;
 }
 
-TEST_CASE("every stream layout matches the reference") {
+// block_online beyond the one-block-per-row layout complete_rowwise_config fits: every cluster
+// size, small and large blocks.
+std::vector<KernelConfig> online_layouts(int pack) {
+  std::vector<KernelConfig> layouts;
+  for (int threads : {128, 1024})
+    for (int cluster : {1, 2, 4, 8, 16}) layouts.push_back({Algorithm::kBlockOnline, pack, threads, threads, cluster});
+  return layouts;
+}
+
+TEST_CASE("every stream and block_online layout matches the reference") {
   KJIT_REQUIRE_GPU();
   const DeviceProps device = current_device();
   if (device.arch < 90) {
-    MESSAGE("SKIPPED: the stream kernel needs sm_90 (bulk async copies); this GPU is sm_" << device.arch);
+    MESSAGE("SKIPPED: the stream kernel (bulk async copies) and clusters need sm_90; this GPU is sm_"
+            << device.arch);
     return;
   }
   const std::uint64_t seed = test_seed();
@@ -217,7 +227,9 @@ TEST_CASE("every stream layout matches the reference") {
     const RowwiseArgs args = batches.back()->args();
     for (RowOp op : kOps) {
       const RowwiseProblem problem{op, args.in_dtype, args.out_dtype, args.rows, args.cols, max_pack_for(args)};
-      for (const KernelConfig& config : stream_layouts(problem.max_pack))
+      std::vector<KernelConfig> layouts = stream_layouts(problem.max_pack);
+      for (const KernelConfig& config : online_layouts(problem.max_pack)) layouts.push_back(config);
+      for (const KernelConfig& config : layouts)
         if (why_not_rowwise(problem, device, config).empty() &&
             (!filter || (std::string(to_string(op)) + " " + describe(batches.back()->layout()) + " " +
                          config.to_string()).find(filter) != std::string::npos))
@@ -249,7 +261,7 @@ TEST_CASE("every stream layout matches the reference") {
       failures.push_back(where + why);
     else ++checked;
   }
-  MESSAGE(checked << " of " << jobs.size() << " stream calls checked (seed " << seed << ")");
+  MESSAGE(checked << " of " << jobs.size() << " stream and block_online calls checked (seed " << seed << ")");
   for (std::size_t i = 0; i < failures.size() && i < 25; ++i) FAIL_CHECK(failures[i]);
   CHECK(failures.empty());
   if (!filter) CHECK(checked > 100);

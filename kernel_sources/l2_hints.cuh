@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loads and stores that tell L2 how long to keep a line (sm_80+ cache policies). A kernel that
+// reads its input twice marks the first read "keep" and the second read and its output
+// "evict first", so the output streaming through L2 does not push out input that is still to
+// be read again. Without sm_80 they are ordinary loads and stores.
+#pragma once
+
+#include "pack.cuh"
+
+namespace kjit {
+
+typedef unsigned long long L2Policy;
+
+__device__ __forceinline__ L2Policy l2_keep_policy() {
+  L2Policy policy = 0;
+#if __CUDA_ARCH__ >= 800
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+#endif
+  return policy;
+}
+
+__device__ __forceinline__ L2Policy l2_stream_policy() {
+  L2Policy policy = 0;
+#if __CUDA_ARCH__ >= 800
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+#endif
+  return policy;
+}
+
+/// The bits of a pack of 2, 4, 8 or 16 bytes, as the registers a vector access moves.
+template <typename T, int N>
+union PackBits {
+  static constexpr int kBytes = static_cast<int>(sizeof(Pack<T, N>));
+  static_assert(kBytes == 2 || kBytes == 4 || kBytes == 8 || kBytes == 16, "PackBits: 2..16 bytes");
+  Pack<T, N> pack;
+  unsigned words[kBytes >= 4 ? kBytes / 4 : 1];
+  unsigned short half;
+};
+
+template <typename T, int N>
+__device__ __forceinline__ Pack<T, N> load_with_policy(const Pack<T, N>* src, L2Policy policy) {
+  PackBits<T, N> b;
+#if __CUDA_ARCH__ >= 800
+  constexpr int kBytes = PackBits<T, N>::kBytes;
+  if constexpr (kBytes == 16)
+    asm("ld.global.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(b.words[0]), "=r"(b.words[1]), "=r"(b.words[2]), "=r"(b.words[3])
+        : "l"(src), "l"(policy));
+  else if constexpr (kBytes == 8)
+    asm("ld.global.L1::no_allocate.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;"
+        : "=r"(b.words[0]), "=r"(b.words[1]) : "l"(src), "l"(policy));
+  else if constexpr (kBytes == 4)
+    asm("ld.global.L1::no_allocate.L2::cache_hint.u32 %0, [%1], %2;"
+        : "=r"(b.words[0]) : "l"(src), "l"(policy));
+  else
+    asm("ld.global.L1::no_allocate.L2::cache_hint.u16 %0, [%1], %2;"
+        : "=h"(b.half) : "l"(src), "l"(policy));
+#else
+  (void)policy;
+  b.pack = *src;
+#endif
+  return b.pack;
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void store_with_policy(Pack<T, N>* dst, const Pack<T, N>& value,
+                                                  L2Policy policy) {
+  PackBits<T, N> b;
+  b.pack = value;
+#if __CUDA_ARCH__ >= 800
+  constexpr int kBytes = PackBits<T, N>::kBytes;
+  if constexpr (kBytes == 16)
+    asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;"
+                 ::"l"(dst), "r"(b.words[0]), "r"(b.words[1]), "r"(b.words[2]), "r"(b.words[3]),
+                   "l"(policy) : "memory");
+  else if constexpr (kBytes == 8)
+    asm volatile("st.global.L2::cache_hint.v2.u32 [%0], {%1, %2}, %3;"
+                 ::"l"(dst), "r"(b.words[0]), "r"(b.words[1]), "l"(policy) : "memory");
+  else if constexpr (kBytes == 4)
+    asm volatile("st.global.L2::cache_hint.u32 [%0], %1, %2;"
+                 ::"l"(dst), "r"(b.words[0]), "l"(policy) : "memory");
+  else
+    asm volatile("st.global.L2::cache_hint.u16 [%0], %1, %2;"
+                 ::"l"(dst), "h"(b.half), "l"(policy) : "memory");
+#else
+  (void)policy;
+  *dst = b.pack;
+#endif
+}
+
+/// load_pack with a cache policy on the full-pack path (the scalar tail is plain).
+template <typename T, int N>
+__device__ __forceinline__ void load_pack_with_policy(const T* row, int col, int cols, float fill,
+                                                      float* dst, L2Policy policy) {
+  if (col + N <= cols) {
+    const Pack<T, N> p = load_with_policy(reinterpret_cast<const Pack<T, N>*>(row + col), policy);
+#pragma unroll
+    for (int i = 0; i < N; ++i) dst[i] = to_float(p.v[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) dst[i] = col + i < cols ? to_float(row[col + i]) : fill;
+  }
+}
+
+/// store_pack with a cache policy on the full-pack path.
+template <typename T, int N>
+__device__ __forceinline__ void store_pack_with_policy(T* row, int col, int cols, const float* src,
+                                                       L2Policy policy) {
+  if (col + N <= cols) {
+    Pack<T, N> p;
+#pragma unroll
+    for (int i = 0; i < N; ++i) p.v[i] = from_float<T>(src[i]);
+    store_with_policy(reinterpret_cast<Pack<T, N>*>(row + col), p, policy);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      if (col + i < cols) row[col + i] = from_float<T>(src[i]);
+  }
+}
+
+}  // namespace kjit
