@@ -29,13 +29,29 @@ block_online(const RowParams params) {
       ((Cols + ClusterBlocks - 1) / ClusterBlocks + PackSize - 1) / PackSize * PackSize;
   static_assert((ClusterBlocks - 1) * kSliceCols < Cols, "block_online: a cluster block would get no columns");
   constexpr int kPacks = (kSliceCols + PackSize - 1) / PackSize;
-  // Loads each thread has in flight before it waits: 32 values, measured best on the H100 for
-  // 4- and 8-value packs alike.
-  constexpr int kBatch = 32 / PackSize;
+  // Bytes each thread has in flight before it waits, held as loaded (16-bit values two to a
+  // register) until used: about 128 KB an SM with the blocks that fit. Measured on the H100:
+  // these kernels wait on memory latency with 64 KB in flight (bf16 64x262144 36 -> 33 us,
+  // fp32 65 -> 58 us with 128 KB); 256 bytes a thread at 512 threads left one block an SM
+  // and ran slower (bf16 512x65536 62 -> 81 us).
+  constexpr int kBatchBytes = BlockThreads <= 256 ? 256 : 128;
+  constexpr int kPackBytes = PackSize * static_cast<int>(sizeof(In));
+  constexpr int kBatch = kBatchBytes / kPackBytes > 0 ? kBatchBytes / kPackBytes : 1;
   // Two sets of cluster slots, one per row parity: a block writes a row's slots only after the
   // previous row's cluster barrier, which every block passes only after reading the slots of
   // the row before it, so one barrier per row is enough.
   __shared__ float slots[2][2];
+
+  // A thread's batch: packs base, base + BlockThreads, ...; packs past the slice hold `fill`.
+  auto load_batch = [&](const In* in, int base, int slice_cols, In fill, L2Policy policy,
+                        WordPack<In, PackSize> (&raw)[kBatch]) {
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int p = base + b * BlockThreads;
+      raw[b] = load_words_with_policy<In, PackSize>(in, p * PackSize, p < kPacks ? slice_cols : 0,
+                                                    fill, policy);
+    }
+  };
 
   unsigned rank = 0;
   if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
@@ -52,14 +68,17 @@ block_online(const RowParams params) {
     if constexpr (Math::kTwoStats) {
       OnlineStats stats = OnlineStats::empty();
       for (int base = threadIdx.x; base < kPacks; base += BlockThreads * kBatch) {
-        float v[kBatch][PackSize];
+        WordPack<In, PackSize> raw[kBatch];
+        load_batch(in, base, slice_cols, from_float<In>(neg_inf()), keep, raw);
+        // One rescale per pack: widening the whole batch at once would take the registers
+        // the batch saves.
 #pragma unroll
         for (int b = 0; b < kBatch; ++b) {
-          const int p = base + b * BlockThreads;
-          load_pack_with_policy<In, PackSize>(in, p * PackSize, p < kPacks ? slice_cols : 0,
-                                              neg_inf(), v[b], keep);
+          float v[PackSize];
+#pragma unroll
+          for (int i = 0; i < PackSize; ++i) v[i] = raw[b].at(i);
+          stats.add<PackSize>(v);
         }
-        stats.add<kBatch * PackSize>(&v[0][0]);  // one rescale per batch
       }
       stats = block_merge<BlockThreads>(stats);
       if constexpr (ClusterBlocks > 1) stats = cluster_merge<ClusterBlocks>(stats, slot);
@@ -67,37 +86,28 @@ block_online(const RowParams params) {
       finished = Math::finish(stats.sum);
     } else {
       for (int base = threadIdx.x; base < kPacks; base += BlockThreads * kBatch) {
-        float v[kBatch][PackSize];
-#pragma unroll
-        for (int b = 0; b < kBatch; ++b) {
-          const int p = base + b * BlockThreads;
-          load_pack_with_policy<In, PackSize>(in, p * PackSize, p < kPacks ? slice_cols : 0,
-                                              Math::first_identity(), v[b], keep);
-        }
+        WordPack<In, PackSize> raw[kBatch];
+        load_batch(in, base, slice_cols, from_float<In>(Math::first_identity()), keep, raw);
 #pragma unroll
         for (int b = 0; b < kBatch; ++b)
 #pragma unroll
           for (int i = 0; i < PackSize; ++i)
-            first = typename Math::FirstOp()(first, Math::first_term(v[b][i]));
+            first = typename Math::FirstOp()(first, Math::first_term(raw[b].at(i)));
       }
       first = row_all_reduce<BlockThreads, ClusterBlocks>(first, slot, typename Math::FirstOp());
     }
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride + slice_begin;
     for (int base = threadIdx.x; base < kPacks; base += BlockThreads * kBatch) {
-      float v[kBatch][PackSize];
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const int p = base + b * BlockThreads;
-        load_pack_with_policy<In, PackSize>(in, p * PackSize, p < kPacks ? slice_cols : 0, 0.0f,
-                                            v[b], stream);
-      }
+      WordPack<In, PackSize> raw[kBatch];
+      load_batch(in, base, slice_cols, from_float<In>(0.0f), stream, raw);
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
         const int p = base + b * BlockThreads;
         if (p >= kPacks) break;
+        float v[PackSize];
 #pragma unroll
-        for (int i = 0; i < PackSize; ++i) v[b][i] = Math::apply(v[b][i], first, finished);
-        store_pack_with_policy<Out, PackSize>(out, p * PackSize, slice_cols, v[b], stream);
+        for (int i = 0; i < PackSize; ++i) v[i] = Math::apply(raw[b].at(i), first, finished);
+        store_pack_with_policy<Out, PackSize>(out, p * PackSize, slice_cols, v, stream);
       }
     }
     if constexpr (Op == kOpReduceScale) {

@@ -88,18 +88,54 @@ __device__ __forceinline__ void store_with_policy(Pack<T, N>* dst, const Pack<T,
 #endif
 }
 
-/// load_pack with a cache policy on the full-pack path (the scalar tail is plain).
+/// N elements as the 32-bit words a vector load fills: 16-bit elements stay two to a register
+/// until widened (a pack of one 16-bit element takes the low half of one word).
 template <typename T, int N>
-__device__ __forceinline__ void load_pack_with_policy(const T* row, int col, int cols, float fill,
-                                                      float* dst, L2Policy policy) {
-  if (col + N <= cols) {
-    const Pack<T, N> p = load_with_policy(reinterpret_cast<const Pack<T, N>*>(row + col), policy);
-#pragma unroll
-    for (int i = 0; i < N; ++i) dst[i] = to_float(p.v[i]);
-  } else {
-#pragma unroll
-    for (int i = 0; i < N; ++i) dst[i] = col + i < cols ? to_float(row[col + i]) : fill;
+struct WordPack {
+  static constexpr int kBytes = N * static_cast<int>(sizeof(T));
+  static constexpr int kWords = kBytes >= 4 ? kBytes / 4 : 1;
+  unsigned w[kWords];
+
+  /// Element i as a float.
+  __device__ __forceinline__ float at(int i) const {
+    if constexpr (sizeof(T) == 4) {
+      return __uint_as_float(w[i]);
+    } else {
+      const unsigned word = w[i / 2];
+      T half;
+      half.bits = static_cast<unsigned short>(i % 2 == 0 ? word & 0xffffu : word >> 16);
+      return to_float(half);
+    }
   }
+};
+
+/// The N elements at column `col` of a row of `cols` as words, with a cache policy on the
+/// full-pack path (the scalar tail is plain); columns past the end hold `fill`.
+template <typename T, int N>
+__device__ __forceinline__ WordPack<T, N> load_words_with_policy(const T* row, int col, int cols,
+                                                                 T fill, L2Policy policy) {
+  WordPack<T, N> out;
+  if (col + N <= cols) {
+    PackBits<T, N> bits;
+    bits.pack = load_with_policy(reinterpret_cast<const Pack<T, N>*>(row + col), policy);
+    if constexpr (WordPack<T, N>::kBytes >= 4) {
+#pragma unroll
+      for (int w = 0; w < WordPack<T, N>::kWords; ++w) out.w[w] = bits.words[w];
+    } else {
+      out.w[0] = bits.half;
+    }
+    return out;
+  }
+  PackBits<T, N> bits;
+#pragma unroll
+  for (int i = 0; i < N; ++i) bits.pack.v[i] = col + i < cols ? row[col + i] : fill;
+  if constexpr (WordPack<T, N>::kBytes >= 4) {
+#pragma unroll
+    for (int w = 0; w < WordPack<T, N>::kWords; ++w) out.w[w] = bits.words[w];
+  } else {
+    out.w[0] = bits.half;
+  }
+  return out;
 }
 
 /// store_pack with a cache policy on the full-pack path.

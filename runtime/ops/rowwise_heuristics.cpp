@@ -82,13 +82,40 @@ int block_threads_for(const RowwiseProblem& p, std::int64_t values, int pack, in
   return threads;
 }
 
-/// block_online over `cluster` blocks per row. Up to 2 blocks, threads for 64 values of the
-/// slice each; clusters of 4 and more, 256 threads (both measured best on the H100).
-KernelConfig online_config(const RowwiseProblem& p, int pack, int cluster) {
-  const int threads =
-      cluster <= 2 ? std::clamp(pow2_ceil(ceil_div(cluster_slice(p.cols, pack, cluster), 64)), 256, 1024)
-                   : 256;
+/// block_online over `cluster` blocks per row: 1024 threads for 1 or 2 blocks, 256 for more
+/// (measured best on the H100 at 64x262144 and 512x65536).
+KernelConfig online_config(int pack, int cluster) {
+  const int threads = cluster <= 2 ? 1024 : 256;
   return {Algorithm::kBlockOnline, pack, threads, threads, cluster};
+}
+
+/// Rows too wide for one block's registers, on sm_90 (measured on the H100 at 512x65536 and
+/// 64x262144, us for softmax unless named):
+///  - 16-bit rows: two passes, the second read from L2, a block per row or a cluster when rows
+///    are few (57 and 33, against 66 and 48 streamed);
+///  - fp32 rows, while they are few: two passes over clusters of 8 (58 against 67 at 64 rows);
+///  - more fp32 rows: softmax as slices in registers over 8 blocks with 8-byte packs (104
+///    against 107), log_softmax and reduce_scale as slices of about 32 KB in shared memory
+///    (log_softmax 116; slices in registers take 95 registers a thread there: 132).
+KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int pack) {
+  if (size_of(p.in_dtype) == 2) {
+    int cluster = 1;  // enough blocks for half the SMs
+    while (cluster < 16 && p.rows * cluster * 2 < d.sm_count) cluster *= 2;
+    return online_config(pack, cluster);
+  }
+  if (p.rows <= 2 * std::int64_t{d.sm_count}) return online_config(pack, 8);
+  if (p.op != RowOp::kSoftmax) {
+    const int cluster = std::max(2, smallest_cluster(p.cols * size_of(p.in_dtype), 32 * 1024));
+    return {Algorithm::kClusterSmem, pack, 256, 256, cluster};
+  }
+  const int half_pack = std::max(1, pack / 2);
+  for (int cluster : {8, 16}) {
+    const std::int64_t slice = cluster_slice(p.cols, half_pack, cluster);
+    const int threads = std::clamp(pow2_ceil(ceil_div(slice, kMaxValuesPerThread)), 128, 1024);
+    if (values_per_thread(slice, half_pack, threads) <= kMaxValuesPerThread)
+      return {Algorithm::kCluster, half_pack, threads, threads, cluster};
+  }
+  return online_config(pack, 8);
 }
 
 KernelConfig fit_warp(const RowwiseProblem& p, int pack) {
@@ -287,32 +314,10 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
       return stream;
     return regs;
   }
-  // Rows too wide for one block's registers. Measured on the H100 (512x65536 and 64x262144):
-  // f32 softmax runs best as slices in registers over 8 blocks with 8-byte packs (104 and 67
-  // us, against 117 and 74 for slices in shared memory), but log_softmax takes 95 registers a
-  // thread there and runs best as slices in shared memory (116 and 67 us, against 132 and 72;
-  // reduce_scale stays with it, unmeasured); 16-bit rows as two passes over 2-block slices,
-  // the second read from L2 (softmax 62 and 36 us, against 66 and 48 streamed).
+  // Rows too wide for one block's registers, measured on the H100 at 512x65536 and 64x262144.
   if (clusters) {
-    if (!half_input && p.op != RowOp::kSoftmax) {
-      const int cluster = std::max(2, smallest_cluster(p.cols * size_of(p.in_dtype), 32 * 1024));
-      if (KernelConfig smem{Algorithm::kClusterSmem, pack, 256, 256, cluster}; why_not_rowwise(p, d, smem).empty())
-        return smem;
-    }
-    if (!half_input)
-      for (int cluster : {8, 16}) {
-        const int half_pack = std::max(1, pack / 2);
-        const std::int64_t slice = cluster_slice(p.cols, half_pack, cluster);
-        const int threads = std::clamp(pow2_ceil(ceil_div(slice, kMaxValuesPerThread)), 128, 1024);
-        const KernelConfig regs{Algorithm::kCluster, half_pack, threads, threads, cluster};
-        if (values_per_thread(slice, half_pack, threads) <= kMaxValuesPerThread &&
-            why_not_rowwise(p, d, regs).empty())
-          return regs;
-      }
-    int cluster = 2;  // enough blocks for half the SMs, when rows are few
-    while (cluster < 16 && p.rows * cluster * 2 < d.sm_count) cluster *= 2;
-    if (KernelConfig online = online_config(p, pack, cluster); why_not_rowwise(p, d, online).empty())
-      return online;
+    KernelConfig wide = wide_row_config(p, d, pack);
+    if (why_not_rowwise(p, d, wide).empty()) return wide;
   }
   if (KernelConfig smem = fit_smem(p, pack, clusters); why_not_rowwise(p, d, smem).empty())
     return smem;
@@ -383,10 +388,10 @@ void add_online_candidates(const RowwiseProblem& p, const DeviceProps& d,
                            std::vector<KernelConfig>& out) {
   const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
   if (row_bytes < kOnlineMinRowBytes) return;
-  out.push_back(online_config(p, p.max_pack, 1));
+  out.push_back(online_config(p.max_pack, 1));
   if (d.arch < 90 || p.rows > 4 * std::int64_t{d.sm_count}) return;
   for (int cluster : {2, 4, 8})
-    if (row_bytes / cluster >= kOnlineMinSliceBytes) out.push_back(online_config(p, p.max_pack, cluster));
+    if (row_bytes / cluster >= kOnlineMinSliceBytes) out.push_back(online_config(p.max_pack, cluster));
 }
 
 }  // namespace
