@@ -11,6 +11,7 @@
 
 #include "kjit/kjit.hpp"
 #include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise_kernels.h"
 #include "runtime/ops/rowwise_problem.h"
 
 using namespace kjit;
@@ -154,6 +155,11 @@ TEST_CASE("why_not_rowwise explains invalid configs") {
   CHECK(why(h100, {Algorithm::kCluster, 4, 256, 256, 32}).find("cluster") != std::string::npos);
   CHECK(why(h100, KernelConfig{Algorithm::kAuto, 4, 256, 256, 1}) != "");
 
+  const RowwiseProblem three{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 3, 1};
+  CHECK(why_not_rowwise(three, h100, {Algorithm::kBlockOnline, 1, 128, 128, 4}).find("too many blocks") !=
+        std::string::npos);
+  CHECK(why_not_rowwise(three, h100, {Algorithm::kBlockOnline, 1, 128, 128, 2}) == "");
+
   const RowwiseProblem wide{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 262144, 4};
   const std::string smem = why_not_rowwise(wide, h100, {Algorithm::kBlockSmem, 4, 1024, 1024, 1});
   CHECK(smem.find("shared memory") != std::string::npos);
@@ -267,4 +273,31 @@ TEST_CASE("candidate spaces stay small enough to tune a shape in about a second"
       CHECK(candidates.size() >= 4);
       MESSAGE(std::string(to_string(dtype)) << " " << shape[0] << "x" << shape[1] << ": " << candidates.size() << " candidates");
     }
+}
+
+TEST_CASE("row-walking grids take the fewest groups that finish in the same rounds") {
+  LaunchShape clusters;
+  clusters.cluster = 8;
+  clusters.max_clusters = 30;
+  CHECK(rowwise_grid(clusters, 64) == 22 * 8);   // 3 rounds either way
+  CHECK(rowwise_grid(clusters, 60) == 30 * 8);   // 2 rounds need every cluster
+  CHECK(rowwise_grid(clusters, 7) == 7 * 8);     // one round: a cluster per row
+  CHECK(rowwise_grid(clusters, 1) == 8);
+
+  LaunchShape blocks;  // persistent, several rows per block
+  blocks.persistent = true;
+  blocks.rows_per_block = 4;
+  blocks.max_clusters = 132;
+  CHECK(rowwise_grid(blocks, 512 * 4) == 128);   // 4 rounds of 128 rather than 3.9 of 132
+  CHECK(rowwise_grid(blocks, 3) == 1);
+  for (std::int64_t rows : {1, 5, 131, 132, 133, 1000, 65536}) {
+    const std::int64_t grid = rowwise_grid(blocks, rows);
+    const std::int64_t tiles = (rows + 3) / 4;
+    const std::int64_t rounds = (tiles + grid - 1) / grid;
+    CHECK(grid <= blocks.max_clusters);
+    CHECK(rounds == (tiles + blocks.max_clusters - 1) / blocks.max_clusters);
+  }
+
+  LaunchShape plain;  // one block per row, no walking
+  CHECK(rowwise_grid(plain, 1000) == 1000);
 }
