@@ -48,8 +48,8 @@ block_online(const RowParams params) {
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       const int p = base + b * BlockThreads;
-      raw[b] = load_words_with_policy<In, PackSize>(in, p * PackSize, p < kPacks ? slice_cols : 0,
-                                                    fill, policy);
+      raw[b] = p < kPacks ? load_words_with_policy<In, PackSize>(in, p * PackSize, slice_cols, fill, policy)
+                          : filled_words<In, PackSize>(fill);
     }
   };
 

@@ -109,26 +109,9 @@ struct WordPack {
   }
 };
 
-/// The N elements at column `col` of a row of `cols` as words, with a cache policy on the
-/// full-pack path (the scalar tail is plain); columns past the end hold `fill`.
 template <typename T, int N>
-__device__ __forceinline__ WordPack<T, N> load_words_with_policy(const T* row, int col, int cols,
-                                                                 T fill, L2Policy policy) {
+__device__ __forceinline__ WordPack<T, N> words_of(const PackBits<T, N>& bits) {
   WordPack<T, N> out;
-  if (col + N <= cols) {
-    PackBits<T, N> bits;
-    bits.pack = load_with_policy(reinterpret_cast<const Pack<T, N>*>(row + col), policy);
-    if constexpr (WordPack<T, N>::kBytes >= 4) {
-#pragma unroll
-      for (int w = 0; w < WordPack<T, N>::kWords; ++w) out.w[w] = bits.words[w];
-    } else {
-      out.w[0] = bits.half;
-    }
-    return out;
-  }
-  PackBits<T, N> bits;
-#pragma unroll
-  for (int i = 0; i < N; ++i) bits.pack.v[i] = col + i < cols ? row[col + i] : fill;
   if constexpr (WordPack<T, N>::kBytes >= 4) {
 #pragma unroll
     for (int w = 0; w < WordPack<T, N>::kWords; ++w) out.w[w] = bits.words[w];
@@ -138,20 +121,54 @@ __device__ __forceinline__ WordPack<T, N> load_words_with_policy(const T* row, i
   return out;
 }
 
+/// A pack of N copies of `fill`.
+template <typename T, int N>
+__device__ __forceinline__ WordPack<T, N> filled_words(T fill) {
+  PackBits<T, N> bits;
+#pragma unroll
+  for (int i = 0; i < N; ++i) bits.pack.v[i] = fill;
+  return words_of<T, N>(bits);
+}
+
+/// The part of a pack that lies before `cols`, element by element; `fill` past it. Out of line:
+/// only the last pack of a slice takes it, and inlined into every unrolled load it tripled the
+/// kernels' compile time.
+template <typename T, int N>
+__device__ __noinline__ WordPack<T, N> load_words_tail(const T* row, int col, int cols, T fill) {
+  PackBits<T, N> bits;
+#pragma unroll
+  for (int i = 0; i < N; ++i) bits.pack.v[i] = col + i < cols ? row[col + i] : fill;
+  return words_of<T, N>(bits);
+}
+
+/// The N elements at column `col` of a row of `cols` as words, with a cache policy on the
+/// full-pack path; columns past the end hold `fill`.
+template <typename T, int N>
+__device__ __forceinline__ WordPack<T, N> load_words_with_policy(const T* row, int col, int cols,
+                                                                 T fill, L2Policy policy) {
+  if (col + N > cols) return load_words_tail<T, N>(row, col, cols, fill);
+  PackBits<T, N> bits;
+  bits.pack = load_with_policy(reinterpret_cast<const Pack<T, N>*>(row + col), policy);
+  return words_of<T, N>(bits);
+}
+
+/// Stores the part of a pack that lies before `cols` (out of line, as load_words_tail).
+template <typename T, int N>
+__device__ __noinline__ void store_pack_tail(T* row, int col, int cols, Pack<T, N> p) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    if (col + i < cols) row[col + i] = p.v[i];
+}
+
 /// store_pack with a cache policy on the full-pack path.
 template <typename T, int N>
 __device__ __forceinline__ void store_pack_with_policy(T* row, int col, int cols, const float* src,
                                                        L2Policy policy) {
-  if (col + N <= cols) {
-    Pack<T, N> p;
+  Pack<T, N> p;
 #pragma unroll
-    for (int i = 0; i < N; ++i) p.v[i] = from_float<T>(src[i]);
-    store_with_policy(reinterpret_cast<Pack<T, N>*>(row + col), p, policy);
-  } else {
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-      if (col + i < cols) row[col + i] = from_float<T>(src[i]);
-  }
+  for (int i = 0; i < N; ++i) p.v[i] = from_float<T>(src[i]);
+  if (col + N <= cols) store_with_policy(reinterpret_cast<Pack<T, N>*>(row + col), p, policy);
+  else store_pack_tail<T, N>(row, col, cols, p);
 }
 
 }  // namespace kjit

@@ -355,9 +355,12 @@ void add_register_candidates(const RowwiseProblem& p, int pack, std::vector<Kern
       out.push_back({Algorithm::kBlockRegs, pack, threads, threads, 1});
 }
 
-void add_cluster_candidates(const RowwiseProblem& p, int pack, std::vector<KernelConfig>& out) {
+void add_cluster_candidates(const RowwiseProblem& p, const DeviceProps& d, int pack,
+                            std::vector<KernelConfig>& out) {
   const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
   for (int cluster : {2, 4, 8, 16}) {
+    // Clusters of 16 fit the device a few at a time: measured behind with more rows than SMs.
+    if (cluster == 16 && p.rows > d.sm_count) break;
     const std::int64_t slice = cluster_slice(p.cols, pack, cluster);
     for (int threads : register_threads(slice, pack)) {  // the fewest threads that hold it
       out.push_back({Algorithm::kCluster, pack, threads, threads, cluster});
@@ -382,15 +385,15 @@ void add_stream_candidates(const RowwiseProblem& p, int pack, std::vector<Kernel
     if (c <= 16) out.push_back({Algorithm::kStream, pack, 256, 256, c});
 }
 
-/// Rows read twice, the second time from L2: a block per row and, for few rows, clusters of 2,
-/// 4 and 8 (online_config).
+/// Rows read twice, the second time from L2: a block per row and, with no more rows than SMs,
+/// clusters of 2 and 8 (online_config; clusters of 4 never won on the H100).
 void add_online_candidates(const RowwiseProblem& p, const DeviceProps& d,
                            std::vector<KernelConfig>& out) {
   const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
   if (row_bytes < kOnlineMinRowBytes) return;
   out.push_back(online_config(p.max_pack, 1));
-  if (d.arch < 90 || p.rows > 4 * std::int64_t{d.sm_count}) return;
-  for (int cluster : {2, 4, 8})
+  if (d.arch < 90 || p.rows > d.sm_count) return;
+  for (int cluster : {2, 8})
     if (row_bytes / cluster >= kOnlineMinSliceBytes) out.push_back(online_config(p.max_pack, cluster));
 }
 
@@ -411,7 +414,7 @@ std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const Devi
   for (int pack : candidate_packs(p)) {
     add_register_candidates(p, pack, configs);
     if (d.arch >= 90 && p.cols >= kClusterMinCols && (!fits_one_block || few_rows))
-      add_cluster_candidates(p, pack, configs);
+      add_cluster_candidates(p, d, pack, configs);
     if (d.arch >= 90) add_stream_candidates(p, pack, configs);
   }
   add_online_candidates(p, d, configs);

@@ -269,7 +269,9 @@ TEST_CASE("candidate spaces stay small enough to tune a shape in about a second"
       std::string names;
       for (const auto& c : candidates) names += "\n  " + c.to_string();
       INFO(std::string(to_string(dtype)) << " " << shape[0] << "x" << shape[1] << ":" << names);
-      CHECK(candidates.size() <= 24);
+      // One round of compiles on the GPU machine's 16 cores: a 17th candidate cost a second
+      // round, and 20 candidates took 1.6-2.0 s to tune on the H100.
+      CHECK(candidates.size() <= 16);
       CHECK(candidates.size() >= 4);
       MESSAGE(std::string(to_string(dtype)) << " " << shape[0] << "x" << shape[1] << ": " << candidates.size() << " candidates");
     }
