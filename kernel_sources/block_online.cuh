@@ -3,10 +3,8 @@
 // pass reads the row again and writes. A block (ClusterBlocks == 1) or (sm_90) a cluster of
 // blocks per row, each block one slice; blocks or clusters stay resident and walk the rows.
 //
-// The second read is meant to come from L2: the first read asks L2 to keep the lines and the
-// second read and the output ask it to evict theirs first, and the grid holds only as many rows
-// in flight as the resident blocks need (rowwise_grid), so the slices being re-read still fit.
-// Any width.
+// The second read is meant to come from L2: the first read asks L2 to keep the lines, the
+// second read and the output ask it to evict theirs first. Any width.
 #pragma once
 
 #include "l2_hints.cuh"

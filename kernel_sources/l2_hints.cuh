@@ -2,7 +2,8 @@
 // Loads and stores that tell L2 how long to keep a line (sm_80+ cache policies). A kernel that
 // reads its input twice marks the first read "keep" and the second read and its output
 // "evict first", so the output streaming through L2 does not push out input that is still to
-// be read again. Without sm_80 they are ordinary loads and stores.
+// be read again. Without sm_80 they are ordinary loads and stores. The loads fill WordPacks:
+// batches held as loaded, 16-bit values two to a register, until they are used.
 #pragma once
 
 #include "pack.cuh"

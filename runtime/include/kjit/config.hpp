@@ -12,7 +12,8 @@ enum class Algorithm : int {
   kWarp = 1,        ///< a warp or part of one per row, the row in registers
   kBlockRegs = 2,   ///< a block per row, the row in registers
   kBlockSmem = 3,   ///< a block per row, the row in shared memory
-  kBlockOnline = 4, ///< a block per row, online (max, sum), the row read twice
+  kBlockOnline = 4, ///< a block (or, sm_90+, a cluster) per row, online (max, sum), the row read
+                    ///< twice, the second time from L2
   kCluster = 5,     ///< a thread-block cluster per row (sm_90+), slices in registers
   kClusterSmem = 6, ///< a thread-block cluster per row (sm_90+), slices in shared memory
   kStream = 7,      ///< resident blocks (sm_90+) stream tiles of rows through shared memory by
@@ -31,7 +32,8 @@ struct KernelConfig {
   int pack = 0;     ///< elements per vector access (up to 16 bytes)
   int threads = 0;  ///< threads per block
   int group = 0;    ///< threads per row (kWarp: 1..32; kStream: 8..32 or threads; else == threads)
-  int cluster = 0;  ///< blocks per row (kCluster, kClusterSmem: 2..16; kStream: 1..16; else 1)
+  int cluster = 0;  ///< blocks per row (kCluster, kClusterSmem: 2..16; kStream, kBlockOnline:
+                    ///< 1..16; else 1)
 
   bool operator==(const KernelConfig& other) const noexcept;
   bool operator!=(const KernelConfig& other) const noexcept { return !(*this == other); }
