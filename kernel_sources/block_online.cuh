@@ -40,8 +40,12 @@ block_online(const RowParams params) {
   // the row before it, so one barrier per row is enough.
   __shared__ float slots[2][2];
 
+  unsigned rank = 0;
+  if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
+  const int slice_begin = static_cast<int>(rank) * kSliceCols;
+  const int slice_cols = Cols - slice_begin < kSliceCols ? Cols - slice_begin : kSliceCols;
   // A thread's batch: packs base, base + BlockThreads, ...; packs past the slice hold `fill`.
-  auto load_batch = [&](const In* in, int base, int slice_cols, In fill, L2Policy policy,
+  auto load_batch = [&](const In* in, int base, In fill, L2Policy policy,
                         WordPack<In, PackSize> (&raw)[kBatch]) {
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
@@ -50,11 +54,6 @@ block_online(const RowParams params) {
                           : filled_words<In, PackSize>(fill);
     }
   };
-
-  unsigned rank = 0;
-  if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
-  const int slice_begin = static_cast<int>(rank) * kSliceCols;
-  const int slice_cols = Cols - slice_begin < kSliceCols ? Cols - slice_begin : kSliceCols;
   const L2Policy keep = l2_keep_policy(), stream = l2_stream_policy();
   const long long groups = gridDim.x / ClusterBlocks;
   int parity = 0;
@@ -67,7 +66,7 @@ block_online(const RowParams params) {
       OnlineStats stats = OnlineStats::empty();
       for (int base = threadIdx.x; base < kPacks; base += BlockThreads * kBatch) {
         WordPack<In, PackSize> raw[kBatch];
-        load_batch(in, base, slice_cols, from_float<In>(neg_inf()), keep, raw);
+        load_batch(in, base, from_float<In>(neg_inf()), keep, raw);
         // One rescale per pack: widening the whole batch at once would take the registers
         // the batch saves.
 #pragma unroll
@@ -85,7 +84,7 @@ block_online(const RowParams params) {
     } else {
       for (int base = threadIdx.x; base < kPacks; base += BlockThreads * kBatch) {
         WordPack<In, PackSize> raw[kBatch];
-        load_batch(in, base, slice_cols, from_float<In>(Math::first_identity()), keep, raw);
+        load_batch(in, base, from_float<In>(Math::first_identity()), keep, raw);
 #pragma unroll
         for (int b = 0; b < kBatch; ++b)
 #pragma unroll
@@ -97,7 +96,7 @@ block_online(const RowParams params) {
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride + slice_begin;
     for (int base = threadIdx.x; base < kPacks; base += BlockThreads * kBatch) {
       WordPack<In, PackSize> raw[kBatch];
-      load_batch(in, base, slice_cols, from_float<In>(0.0f), stream, raw);
+      load_batch(in, base, from_float<In>(0.0f), stream, raw);
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
         const int p = base + b * BlockThreads;

@@ -23,7 +23,8 @@ struct LaunchShape {
   int cluster = 1;          ///< blocks per row (cluster size)
   int dynamic_smem = 0;     ///< bytes
   int max_clusters = 1 << 30;  ///< resident clusters that walk the rows (cluster kernels)
-  bool persistent = false;  ///< resident blocks walk the rows even without a cluster (kStream)
+  bool persistent = false;  ///< resident blocks walk the rows even without a cluster (kStream,
+                            ///< kBlockOnline)
 };
 
 KernelSpec rowwise_kernel_spec(const RowwiseProblem& problem, const KernelConfig& config);
@@ -39,8 +40,9 @@ std::int64_t stream_slice_cols(std::int64_t cols, DType in_dtype, int cluster) n
 /// Dynamic shared memory of the stream kernel: two stages of a tile of row slices.
 std::int64_t stream_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept;
 
-/// Blocks to launch for `rows` rows: one per row (or per cluster slice), or per group of rows,
-/// capped at the grid limit (the kernels loop over the rest).
+/// Blocks to launch for `rows` rows: one per row (or per group of rows), capped at the grid
+/// limit; for cluster and persistent kernels, the fewest resident groups (up to max_clusters)
+/// that walk the rows in as few rounds as max_clusters would.
 std::int64_t rowwise_grid(const LaunchShape& shape, std::int64_t rows) noexcept;
 
 }  // namespace kjit
