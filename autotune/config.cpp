@@ -57,8 +57,11 @@ KernelConfig KernelConfig::from_json(const std::string& text) {
 }
 
 std::string TopkConfig::to_json() const {
-  nlohmann::ordered_json json = {
-      {"pack", pack}, {"threads", threads}, {"unroll", unroll}, {"cluster", cluster}};
+  nlohmann::ordered_json json = {{"algorithm", kjit::to_string(algorithm)},
+                                 {"pack", pack},
+                                 {"threads", threads},
+                                 {"unroll", unroll},
+                                 {"cluster", cluster}};
   return json.dump();
 }
 
@@ -70,6 +73,9 @@ TopkConfig TopkConfig::from_json(const std::string& text) {
     config.threads = int_field(json, "threads");
     config.unroll = int_field(json, "unroll");
     config.cluster = int_field(json, "cluster");
+    config.algorithm = json.contains("algorithm")
+                           ? parse_topk_algorithm(json.at("algorithm").get<std::string>())
+                           : TopkAlgorithm::kStream;
     return config;
   } catch (const nlohmann::json::exception& e) {
     throw Error(Status::kErrorInvalidArgument,

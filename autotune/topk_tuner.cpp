@@ -152,9 +152,10 @@ TopkTuneReport tune_topk(Runtime& runtime, DType in_dtype, DType idx_dtype, std:
     runtime.explain_topk(scratch.args(0), &candidate.config);
   });
 
-  // The reference: one block per row, the simplest way through the kernel.
+  // The reference: the stream kernel with one block per row, the simplest way through it.
   scratch.poison(stream);
-  runtime.softmax_topk_with_config(scratch.args(0), TopkConfig{0, 256, 0, 1}, stream);
+  runtime.softmax_topk_with_config(scratch.args(0),
+                                   TopkConfig{0, 256, 0, 1, TopkAlgorithm::kStream}, stream);
   KJIT_CU(cuStreamSynchronize, stream);
   Reference reference;
   scratch.download(reference.probs, reference.indices);

@@ -113,6 +113,22 @@ __device__ __forceinline__ unsigned long long load_cluster_u64(unsigned address)
   return v;
 }
 
+__device__ __forceinline__ unsigned load_cluster_u32(unsigned address) {
+  unsigned v;
+  asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(address) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_cluster_u64(unsigned address, unsigned long long v) {
+  asm volatile("st.shared::cluster.u64 [%0], %1;" ::"r"(address), "l"(v) : "memory");
+}
+/// Adds `v` to the unsigned at `address` (any block of the cluster); returns the old value.
+__device__ __forceinline__ unsigned atomic_add_cluster_u32(unsigned address, unsigned v) {
+  unsigned old;
+  asm volatile("atom.shared::cluster.add.u32 %0, [%1], %2;"
+               : "=r"(old) : "r"(address), "r"(v) : "memory");
+  return old;
+}
+
 /// Reads the float at the same shared-memory offset as `local` in block `rank` of the cluster.
 __device__ __forceinline__ float load_from_cluster_block(const float* local, unsigned rank) {
   return load_cluster_f32(cluster_address(local, rank));

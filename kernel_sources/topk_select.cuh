@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Block-wide selection over distinct TopkKeys held in shared memory: a radix search for a
-// threshold that keeps between `need` and `limit` keys, the compaction to those keys, and a
-// bitonic sort. Every function is called by the whole block with the same arguments.
+// threshold that keeps between `need` and `limit` keys, and the compaction to those keys. Every
+// function is called by the whole block with the same arguments.
 #pragma once
 
 #include "topk_keys.cuh"
@@ -16,7 +16,25 @@ struct SelectScratch {
   int above;           ///< keys whose digits so far beat `prefix`
   int done;
   int kept;
+  int selected;        ///< keys >= threshold, once `done`
 };
+
+/// Counts one digit per lane (where `counts`) into a 256-bin shared histogram. Keys crowd into
+/// few bins (the exponent's): the warp adds its two most common digits with one atomic each,
+/// and the stragglers one by one. Call with the whole warp.
+__device__ __forceinline__ void add_to_histogram(unsigned* histogram, bool counts,
+                                                 unsigned digit) {
+  const unsigned lane = threadIdx.x % 32;
+  unsigned pending = __ballot_sync(0xffffffffu, counts);
+  for (int round = 0; round < 2 && pending != 0; ++round) {
+    const int leader = __ffs(pending) - 1;
+    const unsigned leading = __shfl_sync(0xffffffffu, digit, leader);
+    const unsigned same = __ballot_sync(0xffffffffu, counts && digit == leading) & pending;
+    if (lane == static_cast<unsigned>(leader)) atomicAdd(&histogram[leading], __popc(same));
+    pending &= ~same;
+  }
+  if (pending & (1u << lane)) atomicAdd(&histogram[digit], 1u);
+}
 
 /// Lane `lane` of warp 0 owns bins [8*lane, 8*lane+8). Finds the highest digit d such that
 /// `above` plus the keys with a digit >= d reaches `need`, and records the step's outcome.
@@ -43,6 +61,7 @@ __device__ __forceinline__ void choose_digit(SelectScratch& s, int shift, int ne
       const TopkKey prefix = (s.prefix << 8) | static_cast<TopkKey>(lane * 8 + b);
       if (with_bin <= limit) {
         s.threshold = prefix << shift;
+        s.selected = with_bin;
         s.done = 1;
       } else {
         s.prefix = prefix;
@@ -65,7 +84,6 @@ __device__ TopkKey radix_threshold(const TopkKey* keys, int n, int need, int lim
     s.above = 0;
     s.done = 0;
   }
-  const unsigned lane = threadIdx.x % 32;
   for (int shift = 56; shift >= 0; shift -= 8) {
     for (int b = threadIdx.x; b < 256; b += Threads) s.histogram[b] = 0;
     __syncthreads();
@@ -74,18 +92,8 @@ __device__ TopkKey radix_threshold(const TopkKey* keys, int n, int need, int lim
       const int i = base + static_cast<int>(threadIdx.x);
       const TopkKey key = i < n ? keys[i] : 0;
       const bool counts = key != 0 && (shift == 56 || (key >> (shift + 8)) == prefix);
-      // Keys crowd into few bins (the exponent's): the warp adds its two most common digits
-      // with one atomic each, and the stragglers one by one.
-      const unsigned digit = counts ? static_cast<unsigned>(key >> shift) & 255u : 0u;
-      unsigned pending = __ballot_sync(0xffffffffu, counts);
-      for (int round = 0; round < 2 && pending != 0; ++round) {
-        const int leader = __ffs(pending) - 1;
-        const unsigned leading = __shfl_sync(0xffffffffu, digit, leader);
-        const unsigned same = __ballot_sync(0xffffffffu, counts && digit == leading) & pending;
-        if (lane == static_cast<unsigned>(leader)) atomicAdd(&s.histogram[leading], __popc(same));
-        pending &= ~same;
-      }
-      if (pending & (1u << lane)) atomicAdd(&s.histogram[digit], 1u);
+      add_to_histogram(s.histogram, counts,
+                       counts ? static_cast<unsigned>(key >> shift) & 255u : 0u);
     }
     __syncthreads();
     if (threadIdx.x < 32) choose_digit(s, shift, need, limit);
@@ -125,26 +133,6 @@ __device__ int keep_at_least(TopkKey* keys, int n, TopkKey threshold, SelectScra
   }
   __syncthreads();
   return s.kept;
-}
-
-/// Sorts keys[0, size) descending; size is a power of two.
-template <int Threads>
-__device__ void bitonic_sort_descending(TopkKey* keys, int size) {
-  for (int run = 2; run <= size; run *= 2) {
-    for (int stride = run / 2; stride > 0; stride /= 2) {
-      for (int pair = threadIdx.x; pair < size / 2; pair += Threads) {
-        const int lo = 2 * pair - (pair & (stride - 1));
-        const int hi = lo + stride;
-        const bool descending = (lo & run) == 0;
-        const TopkKey a = keys[lo], b = keys[hi];
-        if ((a < b) == descending) {
-          keys[lo] = b;
-          keys[hi] = a;
-        }
-      }
-      __syncthreads();
-    }
-  }
 }
 
 }  // namespace kjit

@@ -16,36 +16,14 @@
 
 #include "pack.cuh"
 #include "reduce.cuh"
+#include "topk_output.cuh"
 #include "topk_params.cuh"
 #include "topk_places.cuh"
 #include "topk_select.cuh"
+#include "topk_sort.cuh"
+#include "topk_stats.cuh"
 
 namespace kjit {
-
-/// (max, sum of 2^((x - max) * c)) of part of a row, with c = log2(e) / temperature.
-struct TemperedStats {
-  float max;
-  float sum;
-
-  __device__ __forceinline__ static TemperedStats empty() { return {neg_inf(), 0.0f}; }
-  /// A zero sum stays zero, so an all -inf part never computes -inf - -inf.
-  __device__ __forceinline__ static float rescaled(float sum, float from, float to, float c) {
-    return sum == 0.0f ? 0.0f : sum * fast_exp2((from - to) * c);
-  }
-  __device__ __forceinline__ void merge(TemperedStats other, float c) {
-    const float to = fmaxf(max, other.max);
-    sum = rescaled(sum, max, to, c) + rescaled(other.sum, other.max, to, c);
-    max = to;
-  }
-};
-
-__device__ __forceinline__ TemperedStats warp_merge_tempered(TemperedStats s, float c) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2)
-    s.merge({__shfl_xor_sync(0xffffffffu, s.max, offset),
-             __shfl_xor_sync(0xffffffffu, s.sum, offset)}, c);
-  return s;
-}
 
 /// What one block keeps in static shared memory for the row in flight.
 struct TopkBlockState {
@@ -63,20 +41,6 @@ struct TopkBlockState {
   float warp_max[32];
   float warp_sum[32];
 };
-
-template <int Threads>
-__device__ TemperedStats block_merge_tempered(TemperedStats s, float c, TopkBlockState& state) {
-  s = warp_merge_tempered(s, c);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) {
-    state.warp_max[warp] = s.max;
-    state.warp_sum[warp] = s.sum;
-  }
-  __syncthreads();
-  s = lane < Threads / 32 ? TemperedStats{state.warp_max[lane], state.warp_sum[lane]}
-                          : TemperedStats::empty();
-  return warp_merge_tempered(s, c);
-}
 
 template <typename In, int Pack, int Threads, int Unroll>
 __device__ __forceinline__ void load_tile(const In* row, int start, int end,
@@ -293,26 +257,6 @@ __device__ __forceinline__ int count_greater_in(const TopkKey* keys, unsigned ra
   return lo;
 }
 
-template <typename Idx>
-__device__ __forceinline__ void write_slot(const TopkParams& p, long long row, int slot,
-                                           TopkKey key, float row_max, float norm) {
-  const long long at = row * p.k + slot;
-  const float scaled = (key_value(key) - row_max) * p.log2e_over_t;
-  p.probs[at] = (p.flags & kTopkFlagLogProbs)
-                    ? (scaled - fast_log2(norm)) * 0.6931471805599453f
-                    : fast_exp2(scaled) / norm;
-  static_cast<Idx*>(p.indices)[at] = static_cast<Idx>(key_col(key));
-}
-
-template <typename Idx, int Threads>
-__device__ void write_unused_slots(const TopkParams& p, long long row, int k_row) {
-  const float empty = (p.flags & kTopkFlagLogProbs) ? neg_inf() : 0.0f;
-  for (int slot = k_row + static_cast<int>(threadIdx.x); slot < p.k; slot += Threads) {
-    p.probs[row * p.k + slot] = empty;
-    static_cast<Idx*>(p.indices)[row * p.k + slot] = static_cast<Idx>(-1);
-  }
-}
-
 /// Sum over the cluster (or the block) of each block's `state.top_sum`.
 template <int Threads, int ClusterBlocks>
 __device__ float row_top_sum(float mine, TopkBlockState& state) {
@@ -425,7 +369,7 @@ __device__ void finish_by_counting(const TopkParams& p, long long row, int k_row
   constexpr int kListCap = 2 * KBucket;
   TopkKey bound;
   int listed = cut_list<Threads, KBucket>(keys, k_row, state, bound);
-  stats = block_merge_tempered<Threads>(stats, p.log2e_over_t, state);
+  stats = block_merge_tempered<Threads>(stats, p.log2e_over_t, state.warp_max, state.warp_sum);
   TopkKey* list = keys;
   if constexpr (ClusterBlocks > 1) {
     if (threadIdx.x == 0) {
@@ -465,7 +409,7 @@ __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
   unsigned rank = 0;
   if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
   const int listed = sort_best<Threads>(keys, k_row, state);
-  stats = block_merge_tempered<Threads>(stats, c, state);
+  stats = block_merge_tempered<Threads>(stats, c, state.warp_max, state.warp_sum);
   int* const ranks = reinterpret_cast<int*>(keys + KBucket);  // places, past the sorted list
 
   // The row's statistics, the other blocks' list lengths, and a bound below which no key can

@@ -74,4 +74,21 @@ Algorithm parse_algorithm(const std::string& text) {
                   "' is not one of auto, warp, block_regs, block_smem, block_online, cluster, cluster_smem, stream");
 }
 
+const char* to_string(TopkAlgorithm algorithm) noexcept {
+  switch (algorithm) {
+    case TopkAlgorithm::kAuto: return "auto";
+    case TopkAlgorithm::kStream: return "stream";
+    case TopkAlgorithm::kResident: return "resident";
+  }
+  return "unknown";
+}
+
+TopkAlgorithm parse_topk_algorithm(const std::string& text) {
+  for (TopkAlgorithm algorithm :
+       {TopkAlgorithm::kAuto, TopkAlgorithm::kStream, TopkAlgorithm::kResident})
+    if (text == to_string(algorithm)) return algorithm;
+  throw Error(Status::kErrorInvalidArgument,
+              "top-K algorithm '" + text + "' is not one of auto, stream, resident");
+}
+
 }  // namespace kjit

@@ -4,7 +4,8 @@
 # the tuner's targets (scripts/tune_check.sh) and the comparisons with torch (softmax family;
 # softmax + top-K). Logs go to $OUT (default ./out).
 #   bash scripts/gpu_check.sh [--quick]
-# STEPS="build tests demo bench host tune torch topk" (the default: all) picks steps, so a run
+# STEPS="build tests demo bench host tune torch topk topk_tune" (the default: all but
+# topk_tune, which prints every top-K candidate's time at a few shapes) picks steps, so a run
 # can be split over calls with a time limit; the build folder is reused. TESTS_REGEX narrows the
 # tests step to the matching ctest names.
 set -uo pipefail
@@ -68,5 +69,18 @@ for arg in "$@"; do [ "$arg" = --quick ] && quick=--quick; done
 PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_topk.py "$BUILD/runtime/libkjit.so" \
   --out "$OUT/compare_topk.md" --json "$OUT/compare_topk.json" $quick 2>&1 |
   tee "$OUT/compare_topk.log" || status=1
+fi
+
+if wants topk_tune; then
+  step "softmax + top-K candidates"
+  cache=$(mktemp -d)
+  for shape in ${TOPK_TUNE_SHAPES:-f32:1:128256:50 f32:8:128256:50 f32:64:128256:50 \
+      f32:256:128256:50 f32:1:128256:1024 f32:256:128256:1024 f32:256:32000:1024 \
+      f32:64:50257:256}; do
+    IFS=: read -r dtype rows cols k <<<"$shape"
+    "$BUILD/cli/kjit" tune --op softmax_topk --dtype "$dtype" --rows "$rows" --cols "$cols" \
+      --k "$k" --cache-dir "$cache" 2>&1 | tee -a "$OUT/topk_tune.log" || status=1
+  done
+  rm -rf "$cache"
 fi
 exit $status

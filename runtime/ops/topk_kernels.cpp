@@ -8,9 +8,14 @@
 namespace kjit {
 namespace {
 
-// Static shared memory of the kernel besides the key buffer (TopkBlockState and the block
+// Static shared memory of the kernels besides the key buffer (their block state and the block
 // reduction's scratch), rounded up.
-constexpr int kStaticSmemBytes = 2048;
+constexpr int kStreamStaticSmemBytes = 2048;
+constexpr int kResidentStaticSmemBytes = 4096;
+// The most values a resident kernel's thread holds (32 registers of the row), and its block:
+// 1024 threads have 64 registers each, and at 32 values ptxas moved the row to local memory.
+constexpr int kResidentValuesPerThread = 32;
+constexpr int kResidentValuesPerBlock = 16384;
 
 const char* device_type(DType dtype) {
   switch (dtype) {
@@ -31,12 +36,30 @@ std::int64_t slice_cols(const TopkProblem& problem, int cluster) {
   return (problem.cols + cluster - 1) / cluster;
 }
 
+bool is_resident(const TopkConfig& config) {
+  return config.algorithm == TopkAlgorithm::kResident;
+}
+
+/// The stream kernel's buffer holds a tile and 4 k; the resident kernel's, block 0's
+/// candidates: 2 k.
 int buffer_keys(const TopkProblem& problem, const TopkConfig& config) {
+  if (is_resident(config)) return 2 * topk_bucket(problem.k);
   return config.threads * config.pack * config.unroll + 4 * topk_bucket(problem.k);
 }
 
 std::int64_t buffer_bytes(const TopkProblem& problem, const TopkConfig& config) {
-  return std::int64_t{buffer_keys(problem, config)} * 8 + kStaticSmemBytes;
+  return std::int64_t{buffer_keys(problem, config)} * 8 +
+         (is_resident(config) ? kResidentStaticSmemBytes : kStreamStaticSmemBytes);
+}
+
+/// The fewest blocks (a power of two) whose threads hold a row in registers, or 0 if no
+/// cluster the device runs can.
+int resident_min_cluster(const TopkProblem& problem, const DeviceProps& device) {
+  const int widest = device.arch >= 90 ? 16 : 1;
+  for (int cluster = 1; cluster <= widest; cluster *= 2)
+    if (slice_cols(problem, cluster) <= kResidentValuesPerBlock)
+      return cluster;
+  return 0;
 }
 
 /// Blocks per row: spread few rows over the SMs, while each block keeps a slice worth
@@ -63,20 +86,80 @@ int choose_threads(const TopkProblem& problem, int cluster) {
   return short_slice && topk_bucket(problem.k) >= 256 ? 1024 : 512;
 }
 
+/// Columns of a resident block's slice, as the kernel rounds them: whole packs.
+std::int64_t resident_slice(const TopkProblem& problem, int cluster, int pack) {
+  return (slice_cols(problem, cluster) + pack - 1) / pack * pack;
+}
+
+/// Blocks per row of the resident kernel: enough to hold the row, then more while the rows
+/// leave half the SMs idle, up to 16 (0 if no cluster holds the row).
+int choose_resident_cluster(const TopkProblem& problem, const DeviceProps& device) {
+  int cluster = resident_min_cluster(problem, device);
+  if (cluster == 0) return 0;
+  const int widest = device.arch >= 90 ? 16 : 1;
+  while (cluster < widest && problem.rows * cluster * 2 <= device.sm_count &&
+         slice_cols(problem, cluster * 2) >= 1024)
+    cluster *= 2;
+  return cluster;
+}
+
+/// Enough threads for about 16 values each, 64 to 1024.
+int choose_resident_threads(const TopkProblem& problem, int cluster, int pack) {
+  const std::int64_t slice = resident_slice(problem, cluster, pack);
+  int threads = 64;
+  while (threads < 1024 && std::int64_t{threads} * 16 < slice) threads *= 2;
+  return threads;
+}
+
+int resident_packs(const TopkProblem& problem, const TopkConfig& config) {
+  const std::int64_t per_pass = std::int64_t{config.threads} * config.pack;
+  return static_cast<int>(
+      (resident_slice(problem, config.cluster, config.pack) + per_pass - 1) / per_pass);
+}
+
+TopkConfig complete_resident_config(const TopkProblem& problem, const DeviceProps& device,
+                                    TopkConfig config) {
+  if (config.pack == 0) config.pack = widest_pack(problem);
+  if (config.cluster == 0) config.cluster = std::max(1, choose_resident_cluster(problem, device));
+  if (config.threads == 0)
+    config.threads = choose_resident_threads(problem, config.cluster, config.pack);
+  if (config.unroll == 0) config.unroll = resident_packs(problem, config);
+  return config;
+}
+
+/// The resident kernel for a few rows with a large k, where a block or cluster can hold the
+/// row; the stream kernel otherwise. Measured on the H100 (V = 128256, fp32, tuner tables): one
+/// row, k = 1024: resident 28.1 us, stream 48.6; but one row at k = 50 (15.5 against 14.5), 8
+/// rows at k = 50 (19.8 against 16.5) and 256 rows at k = 1024 (310 against 132) stream faster:
+/// each digit of the resident kernel's radix select costs about 4 us (a cluster barrier, the
+/// histograms' exchange and the choice), more than the stream kernel's cuts at small k.
+TopkAlgorithm choose_topk_algorithm(const TopkProblem& problem, const DeviceProps& device) {
+  constexpr std::int64_t kFewRows = 16;
+  const bool fits = resident_min_cluster(problem, device) != 0;
+  return fits && problem.rows <= kFewRows && topk_bucket(problem.k) >= 256
+             ? TopkAlgorithm::kResident
+             : TopkAlgorithm::kStream;
+}
+
 }  // namespace
 
 bool TopkConfig::operator==(const TopkConfig& other) const noexcept {
   return pack == other.pack && threads == other.threads && unroll == other.unroll &&
-         cluster == other.cluster;
+         cluster == other.cluster && algorithm == other.algorithm;
 }
 
 std::string TopkConfig::to_string() const {
-  return "topk pack=" + std::to_string(pack) + " threads=" + std::to_string(threads) +
-         " unroll=" + std::to_string(unroll) + " cluster=" + std::to_string(cluster);
+  return std::string("topk ") + kjit::to_string(algorithm) + " pack=" + std::to_string(pack) +
+         " threads=" + std::to_string(threads) +
+         (algorithm == TopkAlgorithm::kResident ? " packs=" : " unroll=") +
+         std::to_string(unroll) + " cluster=" + std::to_string(cluster);
 }
 
 TopkConfig complete_topk_config(const TopkProblem& problem, const DeviceProps& device,
                                 TopkConfig config) {
+  if (config.algorithm == TopkAlgorithm::kAuto)
+    config.algorithm = choose_topk_algorithm(problem, device);
+  if (is_resident(config)) return complete_resident_config(problem, device, config);
   if (config.pack == 0) config.pack = widest_pack(problem);
   const bool pick_unroll = config.unroll == 0, pick_threads = config.threads == 0;
   if (config.cluster == 0) config.cluster = choose_cluster(problem, device);
@@ -103,6 +186,8 @@ TopkConfig choose_topk_config(const TopkProblem& problem, const DeviceProps& dev
 
 std::string why_not_topk(const TopkProblem& problem, const DeviceProps& device,
                          const TopkConfig& config) {
+  if (config.algorithm != TopkAlgorithm::kStream && config.algorithm != TopkAlgorithm::kResident)
+    return "algorithm must be stream or resident";
   const int pack = config.pack;
   if (pack < 1 || (pack & (pack - 1)) != 0 || pack * size_of(problem.in_dtype) > 16)
     return "pack must be a power of two of at most 16 bytes";
@@ -110,9 +195,21 @@ std::string why_not_topk(const TopkProblem& problem, const DeviceProps& device,
                                       std::to_string(problem.max_pack);
   if (config.threads < 64 || config.threads > 1024 || config.threads % 32 != 0)
     return "threads must be a multiple of 32 in [64, 1024]";
-  if (config.unroll < 1 || config.unroll > 8) return "unroll must be in [1, 8]";
   if (config.cluster < 1 || config.cluster > 16) return "cluster must be in [1, 16]";
   if (config.cluster > 1 && device.arch < 90) return "clusters need sm_90 or newer";
+  if (is_resident(config)) {
+    if (config.unroll < 1 || config.unroll * pack > kResidentValuesPerThread)
+      return "packs times pack must be in [1, " + std::to_string(kResidentValuesPerThread) + "]";
+    if (config.threads * config.unroll * pack > kResidentValuesPerBlock)
+      return "threads x packs x pack must be at most " + std::to_string(kResidentValuesPerBlock) +
+             " (the register file)";
+    if (std::int64_t{config.threads} * config.unroll * pack <
+        resident_slice(problem, config.cluster, pack))
+      return "threads x packs x pack must hold the row's share of " +
+             std::to_string(resident_slice(problem, config.cluster, pack)) + " columns";
+  } else if (config.unroll < 1 || config.unroll > 8) {
+    return "unroll must be in [1, 8]";
+  }
   const std::int64_t smem = buffer_bytes(problem, config);
   if (smem > device.max_smem_per_block)
     return "needs " + std::to_string(smem) + " bytes of shared memory; the device allows " +
@@ -120,23 +217,47 @@ std::string why_not_topk(const TopkProblem& problem, const DeviceProps& device,
   return {};
 }
 
+namespace {
+
+void add_if_valid(std::vector<TopkConfig>& candidates, const TopkProblem& problem,
+                  const DeviceProps& device, const TopkConfig& config) {
+  if (why_not_topk(problem, device, config).empty() &&
+      std::find(candidates.begin(), candidates.end(), config) == candidates.end())
+    candidates.push_back(config);
+}
+
+/// Resident configs hold the slice with as few packs as the threads allow; thread counts that
+/// leave whole packs of every thread empty are left out.
+void add_resident_candidates(std::vector<TopkConfig>& candidates, const TopkProblem& problem,
+                             const DeviceProps& device, int pack) {
+  for (int cluster : {1, 2, 4, 8, 16})
+    for (int threads : {128, 256, 512, 1024}) {
+      TopkConfig config{pack, threads, 0, cluster, TopkAlgorithm::kResident};
+      config.unroll = resident_packs(problem, config);
+      const std::int64_t slice = resident_slice(problem, cluster, pack);
+      const bool idle_packs = std::int64_t{threads / 2} * config.unroll * pack >= slice;
+      if (!idle_packs || threads == 128) add_if_valid(candidates, problem, device, config);
+    }
+}
+
+}  // namespace
+
 std::vector<TopkConfig> topk_candidates(const TopkProblem& problem, const DeviceProps& device) {
   std::vector<TopkConfig> candidates{choose_topk_config(problem, device)};
   const int pack = widest_pack(problem);
   for (int cluster : {1, 2, 4, 8, 16})
     for (int threads : {256, 512, 1024})
-      for (int unroll : {16 / pack / 2, 16 / pack}) {
-        const TopkConfig config{pack, threads, std::max(1, unroll), cluster};
-        if (why_not_topk(problem, device, config).empty() &&
-            std::find(candidates.begin(), candidates.end(), config) == candidates.end())
-          candidates.push_back(config);
-      }
+      for (int unroll : {16 / pack / 2, 16 / pack})
+        add_if_valid(candidates, problem, device,
+                     {pack, threads, std::max(1, unroll), cluster, TopkAlgorithm::kStream});
+  add_resident_candidates(candidates, problem, device, pack);
   return candidates;
 }
 
 KernelSpec topk_kernel_spec(const TopkProblem& p, const TopkConfig& c) {
-  return {"topk_softmax.cuh",
-          std::string("kjit::topk_softmax<") + device_type(p.in_dtype) + ", " +
+  const bool resident = is_resident(c);
+  return {resident ? "topk_resident.cuh" : "topk_softmax.cuh",
+          std::string(resident ? "kjit::topk_resident<" : "kjit::topk_softmax<") + device_type(p.in_dtype) + ", " +
               device_type(p.idx_dtype) + ", " + std::to_string(p.cols) + ", " +
               std::to_string(topk_bucket(p.k)) + ", " + std::to_string(c.pack) + ", " +
               std::to_string(c.threads) + ", " + std::to_string(c.unroll) + ", " +

@@ -125,15 +125,23 @@ TEST_CASE("from_json rejects numbers that are not ints") {
 }
 
 TEST_CASE("a top-K config round-trips through JSON, and malformed text is refused") {
-  const TopkConfig config{4, 512, 4, 8};
-  const std::string json = config.to_json();
-  CHECK(json.find('\n') == std::string::npos);
-  CHECK(TopkConfig::from_json(json) == config);
+  for (TopkAlgorithm algorithm :
+       {TopkAlgorithm::kAuto, TopkAlgorithm::kStream, TopkAlgorithm::kResident}) {
+    const TopkConfig config{4, 512, 4, 8, algorithm};
+    const std::string json = config.to_json();
+    CHECK(json.find('\n') == std::string::npos);
+    CHECK(TopkConfig::from_json(json) == config);
+  }
+  // Records written before the resident kernel name no algorithm: they were stream configs.
   CHECK(TopkConfig::from_json(R"({"cluster":2,"unroll":8,"threads":256,"pack":8})") ==
-        TopkConfig{8, 256, 8, 2});
+        TopkConfig{8, 256, 8, 2, TopkAlgorithm::kStream});
+  CHECK(TopkConfig{8, 256, 8, 2, TopkAlgorithm::kStream} !=
+        TopkConfig{8, 256, 8, 2, TopkAlgorithm::kResident});
   for (const char* text : {"", "{}", "[]", R"({"pack":4,"threads":512,"unroll":4})",
                            R"({"pack":4,"threads":512,"unroll":4.5,"cluster":8})",
-                           R"({"pack":4,"threads":"512","unroll":4,"cluster":8})"}) {
+                           R"({"pack":4,"threads":"512","unroll":4,"cluster":8})",
+                           R"({"algorithm":"radix","pack":4,"threads":512,"unroll":4,"cluster":8})",
+                           R"({"algorithm":2,"pack":4,"threads":512,"unroll":4,"cluster":8})"}) {
     const std::string shown = text;
     CAPTURE(shown);
     Status status = Status::kSuccess;

@@ -26,6 +26,18 @@ TEST_CASE("algorithm names round trip") {
   CHECK(std::string(to_string(Algorithm::kWarp)) == "warp");
 }
 
+TEST_CASE("top-K algorithm names round trip") {
+  std::set<std::string> seen;
+  for (TopkAlgorithm algorithm :
+       {TopkAlgorithm::kAuto, TopkAlgorithm::kStream, TopkAlgorithm::kResident}) {
+    const std::string name = to_string(algorithm);
+    CHECK(seen.insert(name).second);
+    CHECK(parse_topk_algorithm(name) == algorithm);
+  }
+  CHECK(std::string(to_string(TopkAlgorithm::kResident)) == "resident");
+  CHECK_THROWS_AS(parse_topk_algorithm("warp"), Error);
+}
+
 TEST_CASE("dtype names, sizes and values") {
   CHECK(parse_dtype("f32") == DType::kF32);
   CHECK(parse_dtype("f16") == DType::kF16);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Every fused softmax + top-K variant compiles under NVRTC for sm_80 (one block per row) and
-// sm_90 (clusters too): each input and index type, each K bucket, the heuristic's picks at the
-// benchmark's shapes and every candidate of one shape. Needs NVRTC only, no GPU.
+// sm_90 (clusters too): both algorithms, each input and index type, each K bucket, the
+// heuristic's picks at the benchmark's shapes and every candidate of one shape. Needs NVRTC
+// only, no GPU.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -41,11 +42,19 @@ TopkProblem problem_of(DType in, DType idx, std::int64_t rows, std::int64_t cols
   return {in, idx, rows, cols, k, 16 / size_of(in)};
 }
 
+// The heuristic's pick, and its completion of the other algorithm where that can run.
 void add_heuristic(std::vector<Variant>& variants, int arch, const TopkProblem& problem) {
   const DeviceProps device = nominal_device(arch);
   const TopkConfig config = choose_topk_config(problem, device);
   REQUIRE_MESSAGE(why_not_topk(problem, device, config).empty(), config.to_string());
   variants.push_back({problem, config, arch, {}, {}});
+  for (TopkAlgorithm algorithm : {TopkAlgorithm::kStream, TopkAlgorithm::kResident}) {
+    if (algorithm == config.algorithm) continue;
+    TopkConfig other;
+    other.algorithm = algorithm;
+    other = complete_topk_config(problem, device, other);
+    if (why_not_topk(problem, device, other).empty()) variants.push_back({problem, other, arch, {}, {}});
+  }
 }
 
 std::vector<Variant> all_variants() {
@@ -58,6 +67,8 @@ std::vector<Variant> all_variants() {
       add_heuristic(variants, arch, problem_of(DType::kF32, DType::kI64, 1, 151936, k));
     for (std::int64_t rows : {1, 8, 64, 256})
       add_heuristic(variants, arch, problem_of(DType::kF32, DType::kI64, rows, 128256, 50));
+    add_heuristic(variants, arch, problem_of(DType::kBF16, DType::kI64, 64, 32000, 256));
+    add_heuristic(variants, arch, problem_of(DType::kF16, DType::kI32, 64, 50257, 50));
     for (std::int64_t cols : {1, 7, 1000})
       add_heuristic(variants, arch, problem_of(DType::kF32, DType::kI32, 3, cols, static_cast<int>(cols)));
   }
@@ -88,30 +99,51 @@ TEST_CASE("every top-K variant compiles for sm_80 and sm_90") {
   std::vector<Variant> variants = all_variants();
   test::compile_variants(variants, kPoolThreads,
                          [](const Variant& v) { return topk_kernel_spec(v.problem, v.config); });
-  std::set<int> clusters_seen;
+  std::set<std::pair<TopkAlgorithm, int>> clusters_seen;
   for (const Variant& v : variants) {
     const std::string why = check_compiled(v);
     CHECK_MESSAGE(why.empty(), describe(v) << ": " << why);
-    if (why.empty()) clusters_seen.insert(v.config.cluster);
+    if (why.empty()) clusters_seen.insert({v.config.algorithm, v.config.cluster});
     if (v.kernel.usage.spill_stores + v.kernel.usage.spill_loads > 0)
       MESSAGE("spills: " << describe(v));
   }
   MESSAGE(variants.size() << " top-K kernels compiled");
-  for (int cluster : {1, 2, 4, 8, 16}) CHECK_MESSAGE(clusters_seen.count(cluster), "no kernel with cluster=" << cluster);
+  for (TopkAlgorithm algorithm : {TopkAlgorithm::kStream, TopkAlgorithm::kResident})
+    for (int cluster : {1, 2, 4, 8, 16})
+      CHECK_MESSAGE(clusters_seen.count({algorithm, cluster}),
+                    "no " << std::string(to_string(algorithm)) << " kernel with cluster=" << cluster);
 }
 
 TEST_CASE("top-K configs follow the validity rules") {
   const DeviceProps a100 = nominal_device(80), h100 = nominal_device(90);
   const TopkProblem p = problem_of(DType::kF32, DType::kI64, 1, 128256, 50);
-  CHECK(choose_topk_config(p, a100).cluster == 1);
-  CHECK(choose_topk_config(p, h100).cluster == 8);  // one row: spread it over many SMs
-  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 1024, 128256, 50), h100).cluster == 1);
-  CHECK(why_not_topk(p, a100, {4, 256, 4, 2}).find("sm_90") != std::string::npos);
-  CHECK(why_not_topk(p, h100, {8, 256, 4, 1}).find("16 bytes") != std::string::npos);
-  CHECK(why_not_topk(p, h100, {4, 100, 4, 1}).find("threads") != std::string::npos);
+  constexpr TopkAlgorithm kStream = TopkAlgorithm::kStream, kResident = TopkAlgorithm::kResident;
+  // One row at a small k streams: through one block on a100, over a cluster of 8 on h100.
+  CHECK(choose_topk_config(p, a100) == TopkConfig{4, 512, 4, 1, kStream});
+  CHECK(choose_topk_config(p, h100) == TopkConfig{4, 512, 4, 8, kStream});
+  // One row at a large k is held over a cluster of 16 (too wide for one block on a100).
+  const TopkProblem large_k = problem_of(DType::kF32, DType::kI64, 1, 128256, 1000);
+  CHECK(choose_topk_config(large_k, h100) == TopkConfig{4, 512, 4, 16, kResident});
+  CHECK(choose_topk_config(large_k, a100).algorithm == kStream);
+  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 1, 16000, 1000), a100) ==
+        TopkConfig{4, 1024, 4, 1, kResident});
+  // Many rows stream, at any k.
+  for (int k : {50, 1000}) {
+    const TopkProblem many = problem_of(DType::kF32, DType::kI64, 1024, 128256, k);
+    CHECK(choose_topk_config(many, h100).algorithm == kStream);
+    CHECK(choose_topk_config(many, h100).cluster == 1);
+  }
+  CHECK(why_not_topk(p, a100, {4, 256, 4, 2, kStream}).find("sm_90") != std::string::npos);
+  CHECK(why_not_topk(p, h100, {8, 256, 4, 1, kStream}).find("16 bytes") != std::string::npos);
+  CHECK(why_not_topk(p, h100, {4, 100, 4, 1, kStream}).find("threads") != std::string::npos);
+  CHECK(why_not_topk(p, h100, {4, 256, 4, 1}).find("algorithm") != std::string::npos);
+  CHECK(why_not_topk(p, h100, {4, 256, 9, 16, kResident}).find("packs") != std::string::npos);
+  CHECK(why_not_topk(p, h100, {4, 1024, 8, 4, kResident}).find("register") != std::string::npos);
+  CHECK(why_not_topk(p, h100, {4, 1024, 2, 8, kResident}).find("hold") != std::string::npos);
+  CHECK(why_not_topk(p, h100, {4, 1024, 4, 8, kResident}).empty());
   const TopkProblem big_k = problem_of(DType::kF32, DType::kI64, 1, 128256, 4096);
-  CHECK(why_not_topk(big_k, a100, {4, 1024, 8, 1}).find("shared memory") != std::string::npos);
+  CHECK(why_not_topk(big_k, a100, {4, 1024, 8, 1, kStream}).find("shared memory") != std::string::npos);
   const TopkProblem unaligned{DType::kF32, DType::kI64, 4, 1000, 10, 1};
-  CHECK(why_not_topk(unaligned, h100, {4, 256, 4, 1}).find("alignment") != std::string::npos);
+  CHECK(why_not_topk(unaligned, h100, {4, 256, 4, 1, kStream}).find("alignment") != std::string::npos);
   CHECK(why_not_topk(unaligned, h100, choose_topk_config(unaligned, h100)).empty());
 }

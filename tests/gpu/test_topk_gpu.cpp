@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,11 +36,13 @@ const std::int32_t kKs[] = {1, 2, 50, 256, 1000, 1024, 4096};
 const std::uint32_t kAllFlags[] = {0, kTopkLogProbs, kTopkRenorm, kTopkLogProbs | kTopkRenorm};
 const float kSweepTemperatures[] = {1.0f, 0.5f, 1.0f, 2.0f, 0.7f};
 
-/// One batch and the calls made on it, one after another.
+/// One batch and the calls made on it, one after another; with `forced`, through that config
+/// instead of the dispatcher's choice.
 struct TopkUnit {
   TopkLayout layout;
   std::vector<TopkRowKind> kinds;
   std::vector<TopkCall> calls;
+  std::optional<TopkConfig> forced;
 };
 
 // The k of kKs that fit `cols`, and cols itself where it is a valid k.
@@ -94,10 +97,12 @@ struct Tally {
 
 // One call on a prepared batch; what went wrong, empty if nothing did.
 std::string run_call(Runtime& rt, TopkBatch& batch, const TopkCall& call, CUstream stream,
-                     const std::vector<std::int64_t>& rows) {
+                     const std::vector<std::int64_t>& rows,
+                     const std::optional<TopkConfig>& forced = std::nullopt) {
   batch.prepare(call, stream);
   try {
-    rt.softmax_topk(batch.args(call), stream);
+    if (forced) rt.softmax_topk_with_config(batch.args(call), *forced, stream);
+    else rt.softmax_topk(batch.args(call), stream);
     synchronize(stream);
   } catch (const Error& error) {
     return std::string("threw ") + to_string(error.status()) + ": " + error.what();
@@ -111,9 +116,10 @@ void run_unit(Runtime& rt, const TopkUnit& unit, std::uint64_t seed, Tally& tall
   TopkBatch batch(unit.layout, TopkRowSource{seed, unit.kinds});
   const std::vector<std::int64_t> rows = rows_to_check(unit.layout.rows, seed);
   for (const TopkCall& call : unit.calls) {
-    const std::string why = run_call(rt, batch, call, stream.get(), rows);
+    const std::string why = run_call(rt, batch, call, stream.get(), rows, unit.forced);
+    const std::string config = unit.forced ? " " + unit.forced->to_string() : "";
     if (why.empty()) tally.passed();
-    else tally.fail(describe(unit.layout) + " " + describe(call) + ": " + why);
+    else tally.fail(describe(unit.layout) + config + " " + describe(call) + ": " + why);
   }
 }
 
@@ -174,6 +180,29 @@ TEST_CASE("every flag set, both index dtypes, with and without per-row k") {
       {{DType::kF16, 64, 7}, kinds, every_combination({3}, 0.5f)},
       {{DType::kF32, 1, 151936}, kinds, every_combination({4096}, 1.0f)},
   });
+}
+
+TEST_CASE("both algorithms at every cluster size match the reference") {
+  // The heuristics reach each algorithm only at some shapes; here each is forced at every
+  // cluster size, its threads and packs left to the heuristics, on rows of every kind.
+  KJIT_REQUIRE_GPU();
+  const TopkLayout layouts[] = {{DType::kF32, 3, 50257}, {DType::kBF16, 64, 1000},
+                                {DType::kF32, 2, 262144}, {DType::kF16, 5, 128256}};
+  std::vector<TopkUnit> units;
+  std::size_t n = 0;
+  for (TopkAlgorithm algorithm : {TopkAlgorithm::kStream, TopkAlgorithm::kResident})
+    for (int cluster : {1, 2, 4, 8, 16})
+      for (const TopkLayout& layout : layouts) {
+        // The resident kernel holds at most 16384 values a block.
+        if (algorithm == TopkAlgorithm::kResident && layout.cols > cluster * 16384) continue;
+        TopkUnit unit{layout, all_topk_row_kinds(), {}, TopkConfig{}};
+        unit.forced->algorithm = algorithm;
+        unit.forced->cluster = cluster;
+        for (std::int32_t k : {1, 50, 1024})
+          if (k <= layout.cols) unit.calls.push_back(rotated_call(k, n++));
+        units.push_back(std::move(unit));
+      }
+  run_units(std::move(units));
 }
 
 TEST_CASE("huge logits at temperatures 0.5, 1e-3 and 100") {

@@ -50,18 +50,34 @@ struct KernelConfigHash {
   std::size_t operator()(const KernelConfig& config) const noexcept;
 };
 
-/// One point of the fused softmax + top-K configuration space. Zero fields mean "choose for me".
+/// How a fused softmax + top-K kernel holds a row.
+enum class TopkAlgorithm : int {
+  kAuto = 0,      ///< let the dispatcher choose
+  kStream = 1,    ///< tiles stream through; shared memory keeps the keys above a rising threshold
+  kResident = 2,  ///< the row in registers over a block or cluster: a radix select, then one sort
+};
+
+/// "auto", "stream", "resident".
+const char* to_string(TopkAlgorithm algorithm) noexcept;
+/// Parses the names above; throws Error(kErrorInvalidArgument) otherwise.
+TopkAlgorithm parse_topk_algorithm(const std::string& text);
+
+/// One point of the fused softmax + top-K configuration space. Zero fields (and kAuto) mean
+/// "choose for me".
 struct TopkConfig {
   int pack = 0;     ///< elements per vector load (up to 16 bytes)
   int threads = 0;  ///< threads per block
-  int unroll = 0;   ///< packs each thread loads per step (bytes in flight)
+  int unroll = 0;   ///< packs each thread loads per step (kStream: bytes in flight) or holds
+                    ///< (kResident: its whole share of the row)
   int cluster = 0;  ///< blocks per row: 1, or 2..16 as a thread-block cluster (sm_90+)
+  TopkAlgorithm algorithm = TopkAlgorithm::kAuto;
 
   bool operator==(const TopkConfig& other) const noexcept;
   bool operator!=(const TopkConfig& other) const noexcept { return !(*this == other); }
-  /// e.g. "topk pack=4 threads=512 unroll=4 cluster=16".
+  /// e.g. "topk stream pack=4 threads=512 unroll=4 cluster=16".
   std::string to_string() const;
-  /// Compact JSON object text, e.g. {"pack":4,"threads":512,"unroll":4,"cluster":8}.
+  /// Compact JSON object text, e.g. {"algorithm":"stream","pack":4,"threads":512,"unroll":4,
+  /// "cluster":8}. A text without "algorithm" (a record from before kResident) reads as kStream.
   std::string to_json() const;
   /// Inverse of to_json; throws Error(kErrorInvalidArgument) on malformed text.
   static TopkConfig from_json(const std::string& text);

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fused softmax + top-K with the row held in registers. A block, or on sm_90 a cluster of up to
+// 16 blocks, loads its row once; every later step reads registers:
+//  1. the online (max, sum) of the row;
+//  2. the row's k-th largest key, by a radix select over 8-bit digits whose histograms are
+//     summed over the cluster through distributed shared memory: one cluster barrier a digit,
+//     and it stops at the first digit that leaves between k and 2 k keys at or above it (two
+//     digits on a language model's logits);
+//  3. those keys gathered into block 0, which sorts them and writes the row.
+// So a few rows spread over many SMs, and a large k costs one larger sort instead of a buffer
+// that keeps overflowing while the row streams by (topk_softmax.cuh, for rows too many to
+// hold).
+#pragma once
+
+#include "pack.cuh"
+#include "reduce.cuh"
+#include "topk_keys.cuh"
+#include "topk_output.cuh"
+#include "topk_params.cuh"
+#include "topk_select.cuh"
+#include "topk_sort.cuh"
+#include "topk_stats.cuh"
+
+namespace kjit {
+
+/// A block's part of a row, as order-preserving bits (ordered_bits): pack u of thread t holds
+/// columns begin + (u * Threads + t) * Pack + [0, Pack), and 0 past `end`, which no value maps
+/// to. Keys are formed where they are used, from the bits and the column: keeping 64-bit keys
+/// would double the registers.
+template <int Pack, int Threads, int Packs>
+struct ResidentSlice {
+  unsigned ordered[Packs][Pack];
+  int begin;
+  int end;
+
+  __device__ __forceinline__ int col(int u, int i) const {
+    return begin + (u * Threads + static_cast<int>(threadIdx.x)) * Pack + i;
+  }
+  __device__ __forceinline__ TopkKey key(int u, int i) const {
+    const unsigned bits = ordered[u][i];
+    return bits == 0 ? 0 : (static_cast<TopkKey>(bits) << 32) | static_cast<unsigned>(~col(u, i));
+  }
+};
+
+/// What one block keeps in static shared memory.
+struct ResidentState {
+  unsigned histograms[2][256];  ///< this block's counts of a digit, by round parity (read by
+                                ///< the cluster while the next round is counted)
+  SelectScratch select;         ///< the cluster's counts of the digit, and the digits chosen
+  unsigned gathered;            ///< (block 0) candidates written into its buffer so far
+  unsigned floor_bits;          ///< this row's block_floor_bits
+  float block_max;              ///< this block's statistics (read by block 0)
+  float block_sum;
+  float row_max;                ///< (block 0) the row's statistics
+  float row_sum;
+  float warp_max[32];
+  float warp_sum[32];
+  int warp_count[32];           ///< keys each warp gathers, then where each warp's go
+};
+
+/// Loads this thread's share of the row into `s` and returns its statistics; NaN in the sum if
+/// any value is NaN, so that it poisons the row.
+template <typename In, int Pack, int Threads, int Packs>
+__device__ __forceinline__ TemperedStats load_slice(const In* row, float c,
+                                                    ResidentSlice<Pack, Threads, Packs>& s) {
+  float values[Packs][Pack];
+#pragma unroll
+  for (int u = 0; u < Packs; ++u)
+    load_pack<In, Pack>(row, s.col(u, 0), s.end, neg_inf(), values[u]);
+  float max = values[0][0];
+#pragma unroll
+  for (int u = 0; u < Packs; ++u)
+#pragma unroll
+    for (int i = 0; i < Pack; ++i) max = max_propagate_nan(max, values[u][i]);
+  float sum = 0.0f;
+  if (max != neg_inf()) {
+#pragma unroll
+    for (int u = 0; u < Packs; ++u)
+#pragma unroll
+      for (int i = 0; i < Pack; ++i) sum += fast_exp2((values[u][i] - max) * c);
+  }
+#pragma unroll
+  for (int u = 0; u < Packs; ++u)
+#pragma unroll
+    for (int i = 0; i < Pack; ++i)
+      s.ordered[u][i] = s.col(u, i) < s.end ? ordered_bits(values[u][i]) : 0u;
+  return {max, sum};
+}
+
+/// Counts, by their digit at `shift`, this block's keys at or above `floor` (value bits) whose
+/// higher digits are `prefix`. The digits above 32 come from the value's bits alone; the
+/// column's are needed only to part equal values (whose bits, then, are above the floor).
+template <int Pack, int Threads, int Packs>
+__device__ __forceinline__ void count_digits(const ResidentSlice<Pack, Threads, Packs>& s,
+                                             int shift, TopkKey prefix, unsigned floor,
+                                             unsigned* histogram) {
+#pragma unroll
+  for (int u = 0; u < Packs; ++u)
+#pragma unroll
+    for (int i = 0; i < Pack; ++i) {
+      bool counts;
+      unsigned digit;
+      if (shift >= 32) {
+        const unsigned bits = s.ordered[u][i];
+        counts = bits != 0 && bits >= floor &&
+                 (shift == 56 || (bits >> (shift - 24)) == static_cast<unsigned>(prefix));
+        digit = (bits >> (shift - 32)) & 255u;
+      } else {
+        const TopkKey key = s.key(u, i);
+        counts = key != 0 && (key >> (shift + 8)) == prefix;
+        digit = static_cast<unsigned>(key >> shift) & 255u;
+      }
+      add_to_histogram(histogram, counts, counts ? digit : 0u);
+    }
+}
+
+/// total[b] = bin b summed over the cluster's blocks (each thread's loads issued together).
+template <int Threads, int ClusterBlocks>
+__device__ __forceinline__ void sum_cluster_histograms(const unsigned* mine, unsigned* total) {
+  for (int b = threadIdx.x; b < 256; b += Threads) {
+    if constexpr (ClusterBlocks == 1) {
+      total[b] = mine[b];
+    } else {
+      unsigned got[ClusterBlocks];
+#pragma unroll
+      for (int r = 0; r < ClusterBlocks; ++r)
+        got[r] = load_cluster_u32(cluster_address(&mine[b], static_cast<unsigned>(r)));
+      unsigned sum = 0;
+#pragma unroll
+      for (int r = 0; r < ClusterBlocks; ++r) sum += got[r];
+      total[b] = sum;
+    }
+  }
+}
+
+/// Block 0 merges the blocks' statistics into state.row_max and state.row_sum (warp 0; seen
+/// by the block after its next barrier). Call after a cluster barrier that follows their writes.
+template <int ClusterBlocks>
+__device__ __forceinline__ void read_row_stats(float c, ResidentState& state) {
+  if (threadIdx.x >= 32) return;
+  const unsigned lane = threadIdx.x;
+  TemperedStats s = TemperedStats::empty();
+  if constexpr (ClusterBlocks == 1) {
+    s = {state.block_max, state.block_sum};
+  } else {
+    if (lane < ClusterBlocks)
+      s = {load_cluster_f32(cluster_address(&state.block_max, lane)),
+           load_cluster_f32(cluster_address(&state.block_sum, lane))};
+    s = warp_merge_tempered(s, c);
+  }
+  if (lane == 0) {
+    state.row_max = s.max;
+    state.row_sum = s.sum;
+  }
+}
+
+__device__ __forceinline__ void row_barrier_of_cluster() {
+  cluster_arrive();
+  cluster_wait();
+}
+
+/// A lower bound of the row's k-th largest key, cut to a round-0 bin edge (the top 8 bits of
+/// the order-preserving bits): the edge of the highest bin that, with the bins above it, holds
+/// `need` of the block's thread maxima. Thread maxima are distinct elements, so the block alone
+/// has `need` keys at or above it. 0 (no bound) when the block has fewer than `need` threads
+/// with an element.
+template <int Pack, int Threads, int Packs>
+__device__ unsigned block_floor_bits(const ResidentSlice<Pack, Threads, Packs>& slice, int need,
+                                     ResidentState& state) {
+  unsigned top = 0;
+#pragma unroll
+  for (int u = 0; u < Packs; ++u)
+#pragma unroll
+    for (int i = 0; i < Pack; ++i) top = slice.ordered[u][i] > top ? slice.ordered[u][i] : top;
+  unsigned* const histogram = state.select.histogram;
+  for (int b = threadIdx.x; b < 256; b += Threads) histogram[b] = 0;
+  __syncthreads();
+  add_to_histogram(histogram, top != 0, top >> 24);
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    const unsigned lane = threadIdx.x;
+    unsigned bins[8], lane_total = 0;
+#pragma unroll
+    for (int b = 0; b < 8; ++b) {
+      bins[b] = histogram[lane * 8 + b];
+      lane_total += bins[b];
+    }
+    unsigned from_lane_up = lane_total;  // maxima in this lane's bins and every higher lane's
+#pragma unroll
+    for (int offset = 1; offset < 32; offset *= 2) {
+      const unsigned higher = __shfl_down_sync(0xffffffffu, from_lane_up, offset);
+      if (lane + offset < 32) from_lane_up += higher;
+    }
+    unsigned floor = 0;
+    int running = static_cast<int>(from_lane_up - lane_total);
+    if (running < need && running + static_cast<int>(lane_total) >= need) {
+      for (int b = 7; b >= 0; --b) {
+        running += static_cast<int>(bins[b]);
+        if (running >= need) {
+          floor = (lane * 8 + b) << 24;
+          break;
+        }
+      }
+    }
+    floor = __reduce_max_sync(0xffffffffu, floor);
+    if (lane == 0) state.floor_bits = floor;
+  }
+  __syncthreads();
+  return state.floor_bits;
+}
+
+/// The row's threshold: a key with need <= (keys of the row >= it) <= limit, their count left
+/// in state.select.selected. Every block of the cluster computes the same, from the same summed
+/// histograms. Block 0 also reads the row's statistics at the first barrier.
+///
+/// A block counts only its keys at or above its floor (block_floor_bits): every bin from the
+/// k-th largest key's up holds only such keys, so the sums of those bins, all the choice of a
+/// digit reads, are exact, while most keys cost a compare instead of a histogram update.
+/// The block's counts are published by round parity: a block overwrites its round-r counts
+/// only in round r + 2, after the barrier of round r + 1, which every block passes only once
+/// it has read round r's.
+template <int Pack, int Threads, int Packs, int ClusterBlocks>
+__device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs>& slice,
+                                        int need, int limit, float c, unsigned rank,
+                                        ResidentState& state, int& parity) {
+  SelectScratch& s = state.select;
+  const unsigned floor = block_floor_bits(slice, need, state);
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    unsigned* const mine = state.histograms[parity];
+    count_digits(slice, shift, s.prefix, floor, mine);
+    if constexpr (ClusterBlocks > 1) row_barrier_of_cluster();
+    else __syncthreads();
+    if (shift == 56 && rank == 0) read_row_stats<ClusterBlocks>(c, state);
+    sum_cluster_histograms<Threads, ClusterBlocks>(mine, s.histogram);
+    for (int b = threadIdx.x; b < 256; b += Threads) state.histograms[parity ^ 1][b] = 0;
+    __syncthreads();
+    if (threadIdx.x < 32) choose_digit(s, shift, need, limit);
+    __syncthreads();
+    parity ^= 1;
+    if (s.done) break;
+  }
+  return s.threshold;
+}
+
+/// Copies this block's keys >= threshold into block 0's candidate buffer. The block reserves
+/// its range with one atomic on block 0's counter and each thread writes at its place in it:
+/// one round trip to block 0 a block, not one a warp and a pack position.
+template <int Pack, int Threads, int Packs, int ClusterBlocks>
+__device__ __forceinline__ void gather_candidates(const ResidentSlice<Pack, Threads, Packs>& s,
+                                                  TopkKey threshold, TopkKey* candidates,
+                                                  ResidentState& state) {
+  const auto kept = [&](int u, int i) {
+    const TopkKey key = s.key(u, i);
+    return key != 0 && key >= threshold;
+  };
+  int mine = 0;
+#pragma unroll
+  for (int u = 0; u < Packs; ++u)
+#pragma unroll
+    for (int i = 0; i < Pack; ++i) mine += kept(u, i) ? 1 : 0;
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  int through_me = mine;  // inclusive prefix over the warp's lanes
+#pragma unroll
+  for (int offset = 1; offset < 32; offset *= 2) {
+    const int below = __shfl_up_sync(0xffffffffu, through_me, offset);
+    if (lane >= static_cast<unsigned>(offset)) through_me += below;
+  }
+  if (lane == 31) state.warp_count[warp] = through_me;
+  __syncthreads();
+  if (warp == 0) {
+    // Warp offsets, and the block's range in block 0's buffer.
+    constexpr int kWarps = Threads / 32;
+    const int count = lane < kWarps ? state.warp_count[lane] : 0;
+    int before = count;
+#pragma unroll
+    for (int offset = 1; offset < 32; offset *= 2) {
+      const int below = __shfl_up_sync(0xffffffffu, before, offset);
+      if (lane >= static_cast<unsigned>(offset)) before += below;
+    }
+    const int total = __shfl_sync(0xffffffffu, before, 31);
+    unsigned base = 0;
+    if (lane == 0 && total > 0) {
+      if constexpr (ClusterBlocks == 1) base = atomicAdd(&state.gathered, total);
+      else base = atomic_add_cluster_u32(cluster_address(&state.gathered, 0), total);
+    }
+    base = __shfl_sync(0xffffffffu, base, 0);
+    if (lane < kWarps) state.warp_count[lane] = static_cast<int>(base) + before - count;
+  }
+  __syncthreads();
+  if (mine == 0) return;
+  unsigned slot = static_cast<unsigned>(state.warp_count[warp] + through_me - mine);
+#pragma unroll
+  for (int u = 0; u < Packs; ++u)
+#pragma unroll
+    for (int i = 0; i < Pack; ++i) {
+      if (!kept(u, i)) continue;
+      if constexpr (ClusterBlocks == 1) candidates[slot] = s.key(u, i);
+      else store_cluster_u64(cluster_address(candidates, 0) + 8u * slot, s.key(u, i));
+      ++slot;
+    }
+}
+
+/// Block 0: sorts the n gathered candidates and writes the row's k_row best.
+template <typename Idx, int Threads>
+__device__ void write_sorted_candidates(const TopkParams& p, long long row, int k_row,
+                                        TopkKey* candidates, int n, ResidentState& state) {
+  int size = 64;
+  while (size < n) size *= 2;
+  for (int i = n + static_cast<int>(threadIdx.x); i < size; i += Threads) candidates[i] = 0;
+  __syncthreads();
+  bitonic_sort_descending<Threads>(candidates, size);
+  const float row_max = state.row_max, c = p.log2e_over_t;
+  float norm = state.row_sum;
+  if (p.flags & kTopkFlagRenorm) {
+    // The norm is the winners' own mass.
+    float mass = 0.0f;
+    for (int i = threadIdx.x; i < k_row; i += Threads)
+      mass += fast_exp2((key_value(candidates[i]) - row_max) * c);
+    norm = block_all_reduce<Threads>(mass, SumOp());
+  }
+  for (int i = threadIdx.x; i < k_row; i += Threads)
+    write_slot<Idx>(p, row, i, candidates[i], row_max, norm);
+  if (threadIdx.x == 0) state.gathered = 0;
+}
+
+template <typename In, typename Idx, int Cols, int KBucket, int Pack, int Threads, int Packs,
+          int ClusterBlocks>
+__global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params) {
+  static_assert(Threads % 32 == 0 && Threads >= 64 && Threads <= 1024,
+                "topk_resident: whole warps, 64 to 1024 threads");
+  static_assert(KBucket >= 32 && (KBucket & (KBucket - 1)) == 0,
+                "topk_resident: KBucket is a power of two >= 32");
+  static_assert(Pack * sizeof(In) <= 16, "topk_resident: a pack is at most 16 bytes");
+  static_assert(ClusterBlocks >= 1 && ClusterBlocks <= 16, "topk_resident: 1..16 blocks per row");
+  static_assert(Packs * Pack <= 32, "topk_resident: at most 32 values a thread");
+  constexpr int kSliceCols =
+      ((Cols + ClusterBlocks - 1) / ClusterBlocks + Pack - 1) / Pack * Pack;
+  static_assert(Threads * Packs * Pack >= kSliceCols, "topk_resident: the slice must fit");
+  constexpr int kLimit = 2 * KBucket;  // the candidate buffer's keys
+  extern __shared__ __align__(16) unsigned char dynamic_smem[];
+  TopkKey* const candidates = reinterpret_cast<TopkKey*>(dynamic_smem);
+  __shared__ ResidentState state;
+
+  unsigned rank = 0;
+  if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
+  ResidentSlice<Pack, Threads, Packs> slice;
+  slice.begin = static_cast<int>(rank) * kSliceCols;
+  slice.end = slice.begin + kSliceCols < Cols ? slice.begin + kSliceCols : Cols;
+  for (int b = threadIdx.x; b < 2 * 256; b += Threads) state.histograms[b / 256][b % 256] = 0;
+  if (threadIdx.x == 0) state.gathered = 0;
+  int parity = 0;
+  const float c = params.log2e_over_t;
+  const long long clusters = gridDim.x / ClusterBlocks;
+  for (long long row = blockIdx.x / ClusterBlocks; row < params.rows; row += clusters) {
+    int k_row = params.k;
+    if (params.k_per_row != nullptr) {
+      k_row = params.k_per_row[row];
+      k_row = k_row < 0 ? 0 : (k_row > params.k ? params.k : k_row);
+    }
+    if (rank == 0) write_unused_slots<Idx, Threads>(params, row, k_row);
+    if (k_row == 0) continue;  // the same for every block of the cluster
+
+    const TemperedStats mine =
+        load_slice<In>(static_cast<const In*>(params.logits) + row * params.row_stride, c, slice);
+    if (threadIdx.x == 0) {
+      state.select.prefix = 0;
+      state.select.above = 0;
+      state.select.done = 0;
+    }
+    // Its barrier also shows the reset to the block.
+    const TemperedStats stats =
+        block_merge_tempered<Threads>(mine, c, state.warp_max, state.warp_sum);
+    if (threadIdx.x == 0) {
+      state.block_max = stats.max;
+      state.block_sum = stats.sum;
+    }
+    const TopkKey threshold = cluster_radix_select<Pack, Threads, Packs, ClusterBlocks>(
+        slice, k_row, kLimit, c, rank, state, parity);
+    gather_candidates<Pack, Threads, Packs, ClusterBlocks>(slice, threshold, candidates, state);
+    // Every block's candidates are in, and every read of another block's shared memory for this
+    // row is done: the others may go on to the next row (or exit).
+    if constexpr (ClusterBlocks > 1) row_barrier_of_cluster();
+    else __syncthreads();
+    if (rank == 0)
+      write_sorted_candidates<Idx, Threads>(params, row, k_row, candidates,
+                                            state.select.selected, state);
+  }
+}
+
+}  // namespace kjit
