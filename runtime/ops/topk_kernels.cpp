@@ -91,23 +91,27 @@ std::int64_t resident_slice(const TopkProblem& problem, int cluster, int pack) {
   return (slice_cols(problem, cluster) + pack - 1) / pack * pack;
 }
 
-/// Blocks per row of the resident kernel: enough to hold the row, then more while the rows
-/// leave half the SMs idle, up to 16 (0 if no cluster holds the row).
+/// Blocks per row of the resident kernel: enough to hold the row, then more while the rows'
+/// blocks fill at most a quarter of the SMs, up to 16 (0 if no cluster holds the row). H100,
+/// tuner tables: one row of 128256 took 14.5 us over 16 blocks at k = 256; 8 rows at k = 1024
+/// 35.3 us over 8 blocks a row and 50.4 over 16.
 int choose_resident_cluster(const TopkProblem& problem, const DeviceProps& device) {
   int cluster = resident_min_cluster(problem, device);
   if (cluster == 0) return 0;
   const int widest = device.arch >= 90 ? 16 : 1;
-  while (cluster < widest && problem.rows * cluster * 2 <= device.sm_count &&
+  while (cluster < widest && problem.rows * cluster * 2 * 4 <= device.sm_count &&
          slice_cols(problem, cluster * 2) >= 1024)
     cluster *= 2;
   return cluster;
 }
 
-/// Enough threads for about 16 values each, 64 to 1024.
+/// Enough threads for about 4 values each, 128 to 1024: the select's steps cost per value, so
+/// more threads with fewer values won in every table (one row of 32000 at k = 1024: 512 threads
+/// of one pack 22.5 us, 128 of four 39.1).
 int choose_resident_threads(const TopkProblem& problem, int cluster, int pack) {
   const std::int64_t slice = resident_slice(problem, cluster, pack);
-  int threads = 64;
-  while (threads < 1024 && std::int64_t{threads} * 16 < slice) threads *= 2;
+  int threads = 128;
+  while (threads < 1024 && std::int64_t{threads} * 4 < slice) threads *= 2;
   return threads;
 }
 
@@ -129,12 +133,13 @@ TopkConfig complete_resident_config(const TopkProblem& problem, const DeviceProp
 
 /// The resident kernel for a few rows with a large k, where a block or cluster can hold the
 /// row; the stream kernel otherwise. Measured on the H100 (V = 128256, fp32, tuner tables): one
-/// row, k = 1024: resident 28.1 us, stream 48.6; but one row at k = 50 (15.5 against 14.5), 8
-/// rows at k = 50 (19.8 against 16.5) and 256 rows at k = 1024 (310 against 132) stream faster:
-/// each digit of the resident kernel's radix select costs about 4 us (a cluster barrier, the
+/// row at k = 1024: resident 28.1 us, stream 48.6; 8 rows: 35.3 and 47.2. But one row at
+/// k = 50 (15.5 against 14.5), 8 rows at k = 50 (19.8 against 16.5), 16 rows of 151936 at
+/// k = 1024 (72.7 against 49.7) and 256 rows at k = 1024 (310 against 132) stream faster: each
+/// digit of the resident kernel's radix select costs about 4 us (a cluster barrier, the
 /// histograms' exchange and the choice), more than the stream kernel's cuts at small k.
 TopkAlgorithm choose_topk_algorithm(const TopkProblem& problem, const DeviceProps& device) {
-  constexpr std::int64_t kFewRows = 16;
+  constexpr std::int64_t kFewRows = 8;
   const bool fits = resident_min_cluster(problem, device) != 0;
   return fits && problem.rows <= kFewRows && topk_bucket(problem.k) >= 256
              ? TopkAlgorithm::kResident

@@ -123,7 +123,7 @@ TEST_CASE("top-K configs follow the validity rules") {
   CHECK(choose_topk_config(p, h100) == TopkConfig{4, 512, 4, 8, kStream});
   // One row at a large k is held over a cluster of 16 (too wide for one block on a100).
   const TopkProblem large_k = problem_of(DType::kF32, DType::kI64, 1, 128256, 1000);
-  CHECK(choose_topk_config(large_k, h100) == TopkConfig{4, 512, 4, 16, kResident});
+  CHECK(choose_topk_config(large_k, h100) == TopkConfig{4, 1024, 2, 16, kResident});
   CHECK(choose_topk_config(large_k, a100).algorithm == kStream);
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 1, 16000, 1000), a100) ==
         TopkConfig{4, 1024, 4, 1, kResident});
