@@ -121,6 +121,10 @@ __device__ __forceinline__ unsigned load_cluster_u32(unsigned address) {
 __device__ __forceinline__ void store_cluster_u64(unsigned address, unsigned long long v) {
   asm volatile("st.shared::cluster.u64 [%0], %1;" ::"r"(address), "l"(v) : "memory");
 }
+/// Adds `v` to the unsigned at `address` (any block of the cluster), without waiting for it.
+__device__ __forceinline__ void reduce_add_cluster_u32(unsigned address, unsigned v) {
+  asm volatile("red.shared::cluster.add.u32 [%0], %1;" ::"r"(address), "r"(v) : "memory");
+}
 /// Adds `v` to the unsigned at `address` (any block of the cluster); returns the old value.
 __device__ __forceinline__ unsigned atomic_add_cluster_u32(unsigned address, unsigned v) {
   unsigned old;

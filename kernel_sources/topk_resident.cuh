@@ -44,9 +44,10 @@ struct ResidentSlice {
 
 /// What one block keeps in static shared memory.
 struct ResidentState {
-  unsigned histograms[2][256];  ///< this block's counts of a digit, by round parity (read by
-                                ///< the cluster while the next round is counted)
-  SelectScratch select;         ///< the cluster's counts of the digit, and the digits chosen
+  unsigned counts[256];         ///< this block's counts of a digit; all zero between uses
+  unsigned totals[2][256];      ///< the cluster's counts, by round parity: every block adds its
+                                ///< counts into every block's
+  SelectScratch select;         ///< block 0's cut of its candidates
   unsigned gathered;            ///< (block 0) candidates written into its buffer so far
   unsigned floor_bits;          ///< this row's block_floor_bits
   float block_max;              ///< this block's statistics (read by block 0)
@@ -110,25 +111,26 @@ __device__ __forceinline__ void count_digits(const ResidentSlice<Pack, Threads, 
         counts = key != 0 && (key >> (shift + 8)) == prefix;
         digit = static_cast<unsigned>(key >> shift) & 255u;
       }
-      add_to_histogram(histogram, counts, counts ? digit : 0u);
+      // Few keys count (those at or above the floor, then those in the chosen bin), spread
+      // over many warps: one atomic each, not a warp-wide vote per value.
+      if (counts) atomicAdd(&histogram[digit], 1u);
     }
 }
 
-/// total[b] = bin b summed over the cluster's blocks (each thread's loads issued together).
+/// Adds this block's counts into every cluster block's `totals` (only bins with keys: a few
+/// of the 256) and zeroes them for the next count. Call after a barrier that follows the count.
 template <int Threads, int ClusterBlocks>
-__device__ __forceinline__ void sum_cluster_histograms(const unsigned* mine, unsigned* total) {
+__device__ __forceinline__ void publish_counts(unsigned* counts, unsigned* totals) {
   for (int b = threadIdx.x; b < 256; b += Threads) {
+    const unsigned count = counts[b];
+    if (count == 0) continue;
+    counts[b] = 0;
     if constexpr (ClusterBlocks == 1) {
-      total[b] = mine[b];
+      totals[b] = count;
     } else {
-      unsigned got[ClusterBlocks];
 #pragma unroll
       for (int r = 0; r < ClusterBlocks; ++r)
-        got[r] = load_cluster_u32(cluster_address(&mine[b], static_cast<unsigned>(r)));
-      unsigned sum = 0;
-#pragma unroll
-      for (int r = 0; r < ClusterBlocks; ++r) sum += got[r];
-      total[b] = sum;
+        reduce_add_cluster_u32(cluster_address(&totals[b], static_cast<unsigned>(r)), count);
     }
   }
 }
@@ -172,9 +174,7 @@ __device__ unsigned block_floor_bits(const ResidentSlice<Pack, Threads, Packs>& 
   for (int u = 0; u < Packs; ++u)
 #pragma unroll
     for (int i = 0; i < Pack; ++i) top = slice.ordered[u][i] > top ? slice.ordered[u][i] : top;
-  unsigned* const histogram = state.select.histogram;
-  for (int b = threadIdx.x; b < 256; b += Threads) histogram[b] = 0;
-  __syncthreads();
+  unsigned* const histogram = state.counts;
   add_to_histogram(histogram, top != 0, top >> 24);
   __syncthreads();
   if (threadIdx.x < 32) {
@@ -183,6 +183,7 @@ __device__ unsigned block_floor_bits(const ResidentSlice<Pack, Threads, Packs>& 
 #pragma unroll
     for (int b = 0; b < 8; ++b) {
       bins[b] = histogram[lane * 8 + b];
+      histogram[lane * 8 + b] = 0;  // zero again for the radix select
       lane_total += bins[b];
     }
     unsigned from_lane_up = lane_total;  // maxima in this lane's bins and every higher lane's
@@ -209,37 +210,43 @@ __device__ unsigned block_floor_bits(const ResidentSlice<Pack, Threads, Packs>& 
   return state.floor_bits;
 }
 
-/// The row's threshold: a key with need <= (keys of the row >= it) <= limit, their count left
-/// in state.select.selected. Every block of the cluster computes the same, from the same summed
-/// histograms. Block 0 also reads the row's statistics at the first barrier.
+/// The row's threshold: a key with need <= (keys of the row >= it) <= limit; `selected` gets
+/// their count. Every warp of the cluster chooses the same digits from the same totals, in
+/// registers, so no block barrier follows a choice. Block 0 also reads the row's statistics at
+/// the first cluster barrier.
 ///
 /// A block counts only its keys at or above its floor (block_floor_bits): every bin from the
-/// k-th largest key's up holds only such keys, so the sums of those bins, all the choice of a
-/// digit reads, are exact, while most keys cost a compare instead of a histogram update.
-/// The block's counts are published by round parity: a block overwrites its round-r counts
-/// only in round r + 2, after the barrier of round r + 1, which every block passes only once
-/// it has read round r's.
+/// k-th largest key's up holds only such keys, so the totals of those bins, all a choice reads,
+/// are exact, while most keys cost a compare instead of a histogram update.
+/// Totals are kept by round parity. A block reads only its own; the others add into its round-r
+/// totals before the round's barrier, into its round-(r + 1) ones only after it, so it zeroes
+/// the latter, once its warps have read them in round r - 1, before it arrives.
 template <int Pack, int Threads, int Packs, int ClusterBlocks>
 __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs>& slice,
                                         int need, int limit, float c, unsigned rank,
-                                        ResidentState& state, int& parity) {
-  SelectScratch& s = state.select;
+                                        ResidentState& state, int& parity, int& selected) {
   const unsigned floor = block_floor_bits(slice, need, state);
+  TopkKey prefix = 0;
+  int above = 0;
   for (int shift = 56; shift >= 0; shift -= 8) {
-    unsigned* const mine = state.histograms[parity];
-    count_digits(slice, shift, s.prefix, floor, mine);
+    count_digits(slice, shift, prefix, floor, state.counts);
+    __syncthreads();
+    for (int b = threadIdx.x; b < 256; b += Threads) state.totals[parity ^ 1][b] = 0;
+    publish_counts<Threads, ClusterBlocks>(state.counts, state.totals[parity]);
     if constexpr (ClusterBlocks > 1) row_barrier_of_cluster();
     else __syncthreads();
     if (shift == 56 && rank == 0) read_row_stats<ClusterBlocks>(c, state);
-    sum_cluster_histograms<Threads, ClusterBlocks>(mine, s.histogram);
-    for (int b = threadIdx.x; b < 256; b += Threads) state.histograms[parity ^ 1][b] = 0;
-    __syncthreads();
-    if (threadIdx.x < 32) choose_digit(s, shift, need, limit);
-    __syncthreads();
+    const DigitChoice choice =
+        choose_digit_in_warp(state.totals[parity], prefix, above, need, limit);
     parity ^= 1;
-    if (s.done) break;
+    if (choice.done) {
+      selected = choice.selected;
+      return choice.prefix << shift;
+    }
+    prefix = choice.prefix;
+    above = choice.above;
   }
-  return s.threshold;
+  return 0;  // not reached: keys are distinct, so the last digit leaves one key a bin
 }
 
 /// Copies this block's keys >= threshold into block 0's candidate buffer. The block reserves
@@ -305,10 +312,18 @@ template <typename Idx, int Threads>
 __device__ void write_sorted_candidates(const TopkParams& p, long long row, int k_row,
                                         TopkKey* candidates, int n, ResidentState& state) {
   int size = 64;
-  while (size < n) size *= 2;
+  while (size < k_row) size *= 2;
+  if (n > size) {
+    // Cut to the k_row best first where that halves the sort, whose work grows as n log^2 n on
+    // one SM: on the H100, 2048 keys took 10 us to sort, the cut to 1024 4.7 and their sort 5.9.
+    const TopkKey cut = radix_threshold<Threads>(candidates, n, k_row, k_row, state.select);
+    n = keep_at_least<Threads>(candidates, n, cut, state.select);
+  }
   for (int i = n + static_cast<int>(threadIdx.x); i < size; i += Threads) candidates[i] = 0;
   __syncthreads();
-  bitonic_sort_descending<Threads>(candidates, size);
+  // The buffer holds 128 keys or more (topk_resident's dynamic shared memory).
+  if (size == 64) sort_64_descending<Threads>(candidates, candidates + 64);
+  else bitonic_sort_descending<Threads>(candidates, size);
   const float row_max = state.row_max, c = p.log2e_over_t;
   float norm = state.row_sum;
   if (p.flags & kTopkFlagRenorm) {
@@ -336,7 +351,8 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
   constexpr int kSliceCols =
       ((Cols + ClusterBlocks - 1) / ClusterBlocks + Pack - 1) / Pack * Pack;
   static_assert(Threads * Packs * Pack >= kSliceCols, "topk_resident: the slice must fit");
-  constexpr int kLimit = 2 * KBucket;  // the candidate buffer's keys
+  // Candidates at most; the buffer holds max(kLimit, 128) keys (the 64-key sort's scratch).
+  constexpr int kLimit = 2 * KBucket;
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   TopkKey* const candidates = reinterpret_cast<TopkKey*>(dynamic_smem);
   __shared__ ResidentState state;
@@ -346,8 +362,12 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
   ResidentSlice<Pack, Threads, Packs> slice;
   slice.begin = static_cast<int>(rank) * kSliceCols;
   slice.end = slice.begin + kSliceCols < Cols ? slice.begin + kSliceCols : Cols;
-  for (int b = threadIdx.x; b < 2 * 256; b += Threads) state.histograms[b / 256][b % 256] = 0;
+  for (int b = threadIdx.x; b < 3 * 256; b += Threads)
+    (b < 256 ? state.counts[b] : state.totals[b / 256 - 1][b % 256]) = 0;
   if (threadIdx.x == 0) state.gathered = 0;
+  // No block adds into another's totals before that block has zeroed them.
+  if constexpr (ClusterBlocks > 1) row_barrier_of_cluster();
+  else __syncthreads();
   int parity = 0;
   const float c = params.log2e_over_t;
   const long long clusters = gridDim.x / ClusterBlocks;
@@ -362,28 +382,22 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
 
     const TemperedStats mine =
         load_slice<In>(static_cast<const In*>(params.logits) + row * params.row_stride, c, slice);
-    if (threadIdx.x == 0) {
-      state.select.prefix = 0;
-      state.select.above = 0;
-      state.select.done = 0;
-    }
-    // Its barrier also shows the reset to the block.
     const TemperedStats stats =
         block_merge_tempered<Threads>(mine, c, state.warp_max, state.warp_sum);
     if (threadIdx.x == 0) {
       state.block_max = stats.max;
       state.block_sum = stats.sum;
     }
+    int selected = 0;
     const TopkKey threshold = cluster_radix_select<Pack, Threads, Packs, ClusterBlocks>(
-        slice, k_row, kLimit, c, rank, state, parity);
+        slice, k_row, kLimit, c, rank, state, parity, selected);
     gather_candidates<Pack, Threads, Packs, ClusterBlocks>(slice, threshold, candidates, state);
     // Every block's candidates are in, and every read of another block's shared memory for this
     // row is done: the others may go on to the next row (or exit).
     if constexpr (ClusterBlocks > 1) row_barrier_of_cluster();
     else __syncthreads();
     if (rank == 0)
-      write_sorted_candidates<Idx, Threads>(params, row, k_row, candidates,
-                                            state.select.selected, state);
+      write_sorted_candidates<Idx, Threads>(params, row, k_row, candidates, selected, state);
   }
 }
 

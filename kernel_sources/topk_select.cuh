@@ -36,14 +36,25 @@ __device__ __forceinline__ void add_to_histogram(unsigned* histogram, bool count
   if (pending & (1u << lane)) atomicAdd(&histogram[digit], 1u);
 }
 
-/// Lane `lane` of warp 0 owns bins [8*lane, 8*lane+8). Finds the highest digit d such that
-/// `above` plus the keys with a digit >= d reaches `need`, and records the step's outcome.
-__device__ __forceinline__ void choose_digit(SelectScratch& s, int shift, int need, int limit) {
-  const unsigned lane = threadIdx.x;
+/// One digit of a radix select, the same in every lane of the warp that chose it.
+struct DigitChoice {
+  TopkKey prefix;  ///< the digits fixed so far, this one included
+  int above;       ///< keys whose digits so far beat `prefix`
+  int selected;    ///< keys at or above the prefix's bin, when `done`
+  bool done;       ///< the bin holds the need-th key and at most `limit` keys are at or above it
+};
+
+/// Called by a whole warp; lane l reads bins [8l, 8l+8). Finds the highest digit d such that
+/// `above` plus the keys with a digit >= d reaches `need` (a bin every lane agrees on, so every
+/// lane returns the same).
+__device__ __forceinline__ DigitChoice choose_digit_in_warp(const unsigned* histogram,
+                                                            TopkKey prefix, int above, int need,
+                                                            int limit) {
+  const unsigned lane = threadIdx.x % 32;
   unsigned bins[8], lane_total = 0;
 #pragma unroll
   for (int b = 0; b < 8; ++b) {
-    bins[b] = s.histogram[lane * 8 + b];
+    bins[b] = histogram[lane * 8 + b];
     lane_total += bins[b];
   }
   unsigned from_lane_up = lane_total;  // keys in this lane's bins and every higher lane's
@@ -52,24 +63,40 @@ __device__ __forceinline__ void choose_digit(SelectScratch& s, int shift, int ne
     const unsigned higher = __shfl_down_sync(0xffffffffu, from_lane_up, offset);
     if (lane + offset < 32) from_lane_up += higher;
   }
-  const int above = s.above;
   int running = above + static_cast<int>(from_lane_up - lane_total);
-  if (running >= need || running + static_cast<int>(lane_total) < need) return;
-  for (int b = 7; b >= 0; --b) {
-    const int with_bin = running + static_cast<int>(bins[b]);
-    if (with_bin >= need) {
-      const TopkKey prefix = (s.prefix << 8) | static_cast<TopkKey>(lane * 8 + b);
-      if (with_bin <= limit) {
-        s.threshold = prefix << shift;
-        s.selected = with_bin;
-        s.done = 1;
-      } else {
-        s.prefix = prefix;
-        s.above = running;
+  const bool mine = running < need && running + static_cast<int>(lane_total) >= need;
+  DigitChoice choice{prefix, above, 0, false};
+  if (mine) {
+    for (int b = 7; b >= 0; --b) {
+      const int with_bin = running + static_cast<int>(bins[b]);
+      if (with_bin >= need) {
+        choice = {(prefix << 8) | static_cast<TopkKey>(lane * 8 + b), running, with_bin,
+                  with_bin <= limit};
+        break;
       }
-      return;
+      running = with_bin;
     }
-    running = with_bin;
+  }
+  const int owner = __ffs(__ballot_sync(0xffffffffu, mine)) - 1;
+  choice.prefix = __shfl_sync(0xffffffffu, choice.prefix, owner);
+  choice.above = __shfl_sync(0xffffffffu, choice.above, owner);
+  choice.selected = __shfl_sync(0xffffffffu, choice.selected, owner);
+  choice.done = __shfl_sync(0xffffffffu, choice.done, owner);
+  return choice;
+}
+
+/// Warp 0's step of a block-wide radix select: records choose_digit_in_warp's outcome in `s`.
+__device__ __forceinline__ void choose_digit(SelectScratch& s, const unsigned* histogram,
+                                             int shift, int need, int limit) {
+  const DigitChoice choice = choose_digit_in_warp(histogram, s.prefix, s.above, need, limit);
+  if (threadIdx.x != 0) return;
+  if (choice.done) {
+    s.threshold = choice.prefix << shift;
+    s.selected = choice.selected;
+    s.done = 1;
+  } else {
+    s.prefix = choice.prefix;
+    s.above = choice.above;
   }
 }
 
@@ -96,7 +123,7 @@ __device__ TopkKey radix_threshold(const TopkKey* keys, int n, int need, int lim
                        counts ? static_cast<unsigned>(key >> shift) & 255u : 0u);
     }
     __syncthreads();
-    if (threadIdx.x < 32) choose_digit(s, shift, need, limit);
+    if (threadIdx.x < 32) choose_digit(s, s.histogram, shift, need, limit);
     __syncthreads();
     if (s.done) break;
   }

@@ -41,9 +41,9 @@ bool is_resident(const TopkConfig& config) {
 }
 
 /// The stream kernel's buffer holds a tile and 4 k; the resident kernel's, block 0's
-/// candidates: 2 k.
+/// candidates (2 k) and at least 128 keys (the 64-key sort and its scratch).
 int buffer_keys(const TopkProblem& problem, const TopkConfig& config) {
-  if (is_resident(config)) return 2 * topk_bucket(problem.k);
+  if (is_resident(config)) return std::max(2 * topk_bucket(problem.k), 128);
   return config.threads * config.pack * config.unroll + 4 * topk_bucket(problem.k);
 }
 
@@ -131,19 +131,19 @@ TopkConfig complete_resident_config(const TopkProblem& problem, const DeviceProp
   return config;
 }
 
-/// The resident kernel for a few rows with a large k, where a block or cluster can hold the
-/// row; the stream kernel otherwise. Measured on the H100 (V = 128256, fp32, tuner tables): one
-/// row at k = 1024: resident 28.1 us, stream 48.6; 8 rows: 35.3 and 47.2. But one row at
-/// k = 50 (15.5 against 14.5), 8 rows at k = 50 (19.8 against 16.5), 16 rows of 151936 at
-/// k = 1024 (72.7 against 49.7) and 256 rows at k = 1024 (310 against 132) stream faster: each
-/// digit of the resident kernel's radix select costs about 4 us (a cluster barrier, the
-/// histograms' exchange and the choice), more than the stream kernel's cuts at small k.
+/// The resident kernel for one or two rows, and up to 8 with a large k, where a block or
+/// cluster can hold the row; the stream kernel otherwise. Measured on the H100 (V = 128256,
+/// fp32): one row at k = 1024, resident 23.3 us, stream 48.6; 8 rows, 35.3 and 47.2; one row at
+/// k = 50, 13.3 and 14.5. But 8 rows at k = 50 tie (16.5), and 16 rows of 151936 at k = 1024
+/// (72.7 against 49.7) and 256 rows at k = 1024 (310 against 132) stream faster: each digit of
+/// the resident kernel's radix select costs about 2.8 us (the count, a cluster barrier, the
+/// totals' exchange and the choice), more than the stream kernel's cuts once rows fill the SMs.
 TopkAlgorithm choose_topk_algorithm(const TopkProblem& problem, const DeviceProps& device) {
-  constexpr std::int64_t kFewRows = 8;
-  const bool fits = resident_min_cluster(problem, device) != 0;
-  return fits && problem.rows <= kFewRows && topk_bucket(problem.k) >= 256
-             ? TopkAlgorithm::kResident
-             : TopkAlgorithm::kStream;
+  constexpr std::int64_t kFewRows = 8, kFewestRows = 2;
+  if (resident_min_cluster(problem, device) == 0) return TopkAlgorithm::kStream;
+  const bool resident = problem.rows <= kFewestRows ||
+                        (problem.rows <= kFewRows && topk_bucket(problem.k) >= 256);
+  return resident ? TopkAlgorithm::kResident : TopkAlgorithm::kStream;
 }
 
 }  // namespace

@@ -118,9 +118,13 @@ TEST_CASE("top-K configs follow the validity rules") {
   const DeviceProps a100 = nominal_device(80), h100 = nominal_device(90);
   const TopkProblem p = problem_of(DType::kF32, DType::kI64, 1, 128256, 50);
   constexpr TopkAlgorithm kStream = TopkAlgorithm::kStream, kResident = TopkAlgorithm::kResident;
-  // One row at a small k streams: through one block on a100, over a cluster of 8 on h100.
+  // One row: a100 streams it through one block (too wide for one block's registers); h100 holds
+  // it over a cluster of 16.
   CHECK(choose_topk_config(p, a100) == TopkConfig{4, 512, 4, 1, kStream});
-  CHECK(choose_topk_config(p, h100) == TopkConfig{4, 512, 4, 8, kStream});
+  CHECK(choose_topk_config(p, h100) == TopkConfig{4, 1024, 2, 16, kResident});
+  // Eight rows at a small k stream, over clusters of 8.
+  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 8, 128256, 50), h100) ==
+        TopkConfig{4, 512, 4, 8, kStream});
   // One row at a large k is held over a cluster of 16 (too wide for one block on a100).
   const TopkProblem large_k = problem_of(DType::kF32, DType::kI64, 1, 128256, 1000);
   CHECK(choose_topk_config(large_k, h100) == TopkConfig{4, 1024, 2, 16, kResident});
