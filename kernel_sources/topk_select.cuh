@@ -36,6 +36,54 @@ __device__ __forceinline__ void add_to_histogram(unsigned* histogram, bool count
   if (pending & (1u << lane)) atomicAdd(&histogram[digit], 1u);
 }
 
+/// Lane l of a warp reads bins [8l, 8l+8) of `histogram` into `bins`; returns the keys in
+/// its bins and every higher lane's, and leaves its own in `lane_total`.
+__device__ __forceinline__ unsigned load_lane_bins(const unsigned* histogram, unsigned (&bins)[8],
+                                                   unsigned& lane_total) {
+  const unsigned lane = threadIdx.x % 32;
+  lane_total = 0;
+#pragma unroll
+  for (int b = 0; b < 8; ++b) {
+    bins[b] = histogram[lane * 8 + b];
+    lane_total += bins[b];
+  }
+  unsigned from_lane_up = lane_total;
+#pragma unroll
+  for (int offset = 1; offset < 32; offset *= 2) {
+    const unsigned higher = __shfl_down_sync(0xffffffffu, from_lane_up, offset);
+    if (lane + offset < 32) from_lane_up += higher;
+  }
+  return from_lane_up;
+}
+
+/// Warp 0's step of a block-wide radix select. Finds the highest digit d such that `above`
+/// plus the keys with a digit >= d reaches `need`, and records the step's outcome in `s` (from
+/// the one lane whose bins hold it).
+__device__ __forceinline__ void choose_digit(SelectScratch& s, const unsigned* histogram,
+                                             int shift, int need, int limit) {
+  const unsigned lane = threadIdx.x;
+  unsigned bins[8], lane_total;
+  const unsigned from_lane_up = load_lane_bins(histogram, bins, lane_total);
+  int running = s.above + static_cast<int>(from_lane_up - lane_total);
+  if (running >= need || running + static_cast<int>(lane_total) < need) return;
+  for (int b = 7; b >= 0; --b) {
+    const int with_bin = running + static_cast<int>(bins[b]);
+    if (with_bin >= need) {
+      const TopkKey prefix = (s.prefix << 8) | static_cast<TopkKey>(lane * 8 + b);
+      if (with_bin <= limit) {
+        s.threshold = prefix << shift;
+        s.selected = with_bin;
+        s.done = 1;
+      } else {
+        s.prefix = prefix;
+        s.above = running;
+      }
+      return;
+    }
+    running = with_bin;
+  }
+}
+
 /// One digit of a radix select, the same in every lane of the warp that chose it.
 struct DigitChoice {
   TopkKey prefix;  ///< the digits fixed so far, this one included
@@ -44,25 +92,14 @@ struct DigitChoice {
   bool done;       ///< the bin holds the need-th key and at most `limit` keys are at or above it
 };
 
-/// Called by a whole warp; lane l reads bins [8l, 8l+8). Finds the highest digit d such that
-/// `above` plus the keys with a digit >= d reaches `need` (a bin every lane agrees on, so every
-/// lane returns the same).
+/// choose_digit's step for any warp, in registers: every lane returns the outcome, so warps
+/// that each choose for themselves need no barrier after.
 __device__ __forceinline__ DigitChoice choose_digit_in_warp(const unsigned* histogram,
                                                             TopkKey prefix, int above, int need,
                                                             int limit) {
   const unsigned lane = threadIdx.x % 32;
-  unsigned bins[8], lane_total = 0;
-#pragma unroll
-  for (int b = 0; b < 8; ++b) {
-    bins[b] = histogram[lane * 8 + b];
-    lane_total += bins[b];
-  }
-  unsigned from_lane_up = lane_total;  // keys in this lane's bins and every higher lane's
-#pragma unroll
-  for (int offset = 1; offset < 32; offset *= 2) {
-    const unsigned higher = __shfl_down_sync(0xffffffffu, from_lane_up, offset);
-    if (lane + offset < 32) from_lane_up += higher;
-  }
+  unsigned bins[8], lane_total;
+  const unsigned from_lane_up = load_lane_bins(histogram, bins, lane_total);
   int running = above + static_cast<int>(from_lane_up - lane_total);
   const bool mine = running < need && running + static_cast<int>(lane_total) >= need;
   DigitChoice choice{prefix, above, 0, false};
@@ -83,21 +120,6 @@ __device__ __forceinline__ DigitChoice choose_digit_in_warp(const unsigned* hist
   choice.selected = __shfl_sync(0xffffffffu, choice.selected, owner);
   choice.done = __shfl_sync(0xffffffffu, choice.done, owner);
   return choice;
-}
-
-/// Warp 0's step of a block-wide radix select: records choose_digit_in_warp's outcome in `s`.
-__device__ __forceinline__ void choose_digit(SelectScratch& s, const unsigned* histogram,
-                                             int shift, int need, int limit) {
-  const DigitChoice choice = choose_digit_in_warp(histogram, s.prefix, s.above, need, limit);
-  if (threadIdx.x != 0) return;
-  if (choice.done) {
-    s.threshold = choice.prefix << shift;
-    s.selected = choice.selected;
-    s.done = 1;
-  } else {
-    s.prefix = choice.prefix;
-    s.above = choice.above;
-  }
 }
 
 /// A threshold t with need <= #(keys >= t) <= limit, for 1 <= need <= (keys other than 0) and
