@@ -9,6 +9,13 @@
 
 namespace kjit {
 
+/// The slots row `row` fills: its own k (clamped to [0, k]) or k.
+__device__ __forceinline__ int row_slots(const TopkParams& p, long long row) {
+  if (p.k_per_row == nullptr) return p.k;
+  const int k_row = p.k_per_row[row];
+  return k_row < 0 ? 0 : (k_row > p.k ? p.k : k_row);
+}
+
 template <typename Idx>
 __device__ __forceinline__ void write_slot(const TopkParams& p, long long row, int slot,
                                            TopkKey key, float row_max, float norm) {

@@ -18,6 +18,7 @@
 #include "topk_output.cuh"
 #include "topk_params.cuh"
 #include "topk_select.cuh"
+#include "topk_shape.cuh"
 #include "topk_sort.cuh"
 #include "topk_stats.cuh"
 
@@ -343,15 +344,9 @@ __device__ void write_sorted_candidates(const TopkParams& p, long long row, int 
 template <typename In, typename Idx, int Cols, int KBucket, int Pack, int Threads, int Packs,
           int ClusterBlocks>
 __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params) {
-  static_assert(Threads % 32 == 0 && Threads >= 64 && Threads <= 1024,
-                "topk_resident: whole warps, 64 to 1024 threads");
-  static_assert(KBucket >= 32 && (KBucket & (KBucket - 1)) == 0,
-                "topk_resident: KBucket is a power of two >= 32");
-  static_assert(Pack * sizeof(In) <= 16, "topk_resident: a pack is at most 16 bytes");
-  static_assert(ClusterBlocks >= 1 && ClusterBlocks <= 16, "topk_resident: 1..16 blocks per row");
+  check_topk_shape<In, KBucket, Pack, Threads, ClusterBlocks>();
   static_assert(Packs * Pack <= 32, "topk_resident: at most 32 values a thread");
-  constexpr int kSliceCols =
-      ((Cols + ClusterBlocks - 1) / ClusterBlocks + Pack - 1) / Pack * Pack;
+  constexpr int kSliceCols = topk_slice_cols<Cols, ClusterBlocks, Pack>();
   static_assert(Threads * Packs * Pack >= kSliceCols, "topk_resident: the slice must fit");
   // Candidates at most; the buffer holds max(kLimit, 128) keys (the 64-key sort's scratch).
   constexpr int kLimit = 2 * KBucket;
@@ -374,11 +369,7 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
   const float c = params.log2e_over_t;
   const long long clusters = gridDim.x / ClusterBlocks;
   for (long long row = blockIdx.x / ClusterBlocks; row < params.rows; row += clusters) {
-    int k_row = params.k;
-    if (params.k_per_row != nullptr) {
-      k_row = params.k_per_row[row];
-      k_row = k_row < 0 ? 0 : (k_row > params.k ? params.k : k_row);
-    }
+    const int k_row = row_slots(params, row);
     if (rank == 0) write_unused_slots<Idx, Threads>(params, row, k_row);
     if (k_row == 0) continue;  // the same for every block of the cluster
 

@@ -20,6 +20,7 @@
 #include "topk_params.cuh"
 #include "topk_places.cuh"
 #include "topk_select.cuh"
+#include "topk_shape.cuh"
 #include "topk_sort.cuh"
 #include "topk_stats.cuh"
 
@@ -479,14 +480,8 @@ __host__ __device__ constexpr bool places_by_counting() {
 template <typename In, typename Idx, int Cols, int KBucket, int Pack, int Threads, int Unroll,
           int ClusterBlocks>
 __global__ void __launch_bounds__(Threads) topk_softmax(const TopkParams params) {
-  static_assert(Threads % 32 == 0 && Threads >= 64 && Threads <= 1024,
-                "topk_softmax: whole warps, 64 to 1024 threads");
-  static_assert(KBucket >= 32 && (KBucket & (KBucket - 1)) == 0,
-                "topk_softmax: KBucket is a power of two >= 32");
-  static_assert(Pack * sizeof(In) <= 16, "topk_softmax: a pack is at most 16 bytes");
-  static_assert(ClusterBlocks >= 1 && ClusterBlocks <= 16, "topk_softmax: 1..16 blocks per row");
-  constexpr int kSliceCols =
-      ((Cols + ClusterBlocks - 1) / ClusterBlocks + Pack - 1) / Pack * Pack;
+  check_topk_shape<In, KBucket, Pack, Threads, ClusterBlocks>();
+  constexpr int kSliceCols = topk_slice_cols<Cols, ClusterBlocks, Pack>();
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   TopkKey* const keys = reinterpret_cast<TopkKey*>(dynamic_smem);
   __shared__ TopkBlockState state;
@@ -497,11 +492,7 @@ __global__ void __launch_bounds__(Threads) topk_softmax(const TopkParams params)
   const int end = begin + kSliceCols < Cols ? begin + kSliceCols : Cols;
   const long long clusters = gridDim.x / ClusterBlocks;
   for (long long row = blockIdx.x / ClusterBlocks; row < params.rows; row += clusters) {
-    int k_row = params.k;
-    if (params.k_per_row != nullptr) {
-      k_row = params.k_per_row[row];
-      k_row = k_row < 0 ? 0 : (k_row > params.k ? params.k : k_row);
-    }
+    const int k_row = row_slots(params, row);
     if (rank == 0) write_unused_slots<Idx, Threads>(params, row, k_row);
     if (k_row == 0) continue;  // the same for every block of the cluster
 
