@@ -182,19 +182,10 @@ __device__ unsigned block_floor_bits(const ResidentSlice<Pack, Threads, Packs>& 
   __syncthreads();
   if (threadIdx.x < 32) {
     const unsigned lane = threadIdx.x;
-    unsigned bins[8], lane_total = 0;
+    unsigned bins[8], lane_total;
+    const unsigned from_lane_up = load_lane_bins(histogram, bins, lane_total);
 #pragma unroll
-    for (int b = 0; b < 8; ++b) {
-      bins[b] = histogram[lane * 8 + b];
-      histogram[lane * 8 + b] = 0;  // zero again for the radix select
-      lane_total += bins[b];
-    }
-    unsigned from_lane_up = lane_total;  // maxima in this lane's bins and every higher lane's
-#pragma unroll
-    for (int offset = 1; offset < 32; offset *= 2) {
-      const unsigned higher = __shfl_down_sync(0xffffffffu, from_lane_up, offset);
-      if (lane + offset < 32) from_lane_up += higher;
-    }
+    for (int b = 0; b < 8; ++b) histogram[lane * 8 + b] = 0;  // zero again for the select
     unsigned floor = 0;
     int running = static_cast<int>(from_lane_up - lane_total);
     if (running < need && running + static_cast<int>(lane_total) >= need) {

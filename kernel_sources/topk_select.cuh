@@ -16,7 +16,6 @@ struct SelectScratch {
   int above;           ///< keys whose digits so far beat `prefix`
   int done;
   int kept;
-  int selected;        ///< keys >= threshold, once `done`
 };
 
 /// Counts one digit per lane (where `counts`) into a 256-bin shared histogram. Keys crowd into
@@ -72,7 +71,6 @@ __device__ __forceinline__ void choose_digit(SelectScratch& s, const unsigned* h
       const TopkKey prefix = (s.prefix << 8) | static_cast<TopkKey>(lane * 8 + b);
       if (with_bin <= limit) {
         s.threshold = prefix << shift;
-        s.selected = with_bin;
         s.done = 1;
       } else {
         s.prefix = prefix;

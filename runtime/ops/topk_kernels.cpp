@@ -133,11 +133,12 @@ TopkConfig complete_resident_config(const TopkProblem& problem, const DeviceProp
 
 /// The resident kernel for one or two rows, and up to 8 with a large k, where a block or
 /// cluster can hold the row; the stream kernel otherwise. Measured on the H100 (V = 128256,
-/// fp32): one row at k = 1024, resident 23.3 us, stream 48.6; 8 rows, 35.3 and 47.2; one row at
-/// k = 50, 13.3 and 14.5. But 8 rows at k = 50 tie (16.5), and 16 rows of 151936 at k = 1024
-/// (72.7 against 49.7) and 256 rows at k = 1024 (310 against 132) stream faster: each digit of
-/// the resident kernel's radix select costs about 2.8 us (the count, a cluster barrier, the
-/// totals' exchange and the choice), more than the stream kernel's cuts once rows fill the SMs.
+/// fp32, bench/RESULTS.md): one row at k = 1024, resident 24.6 us, stream 48.6; 8 rows, 29.5
+/// and 49.6; one row at k = 50, 13.7 and 14.5. But 8 rows at k = 50 tie (16.5), and 16 rows of
+/// 151936 at k = 1024 (72.7 against 49.7) and 256 rows at k = 1024 (310 against 132) stream
+/// faster: each digit of the resident kernel's radix select costs about 2.8 us (the count, a
+/// cluster barrier, the totals' exchange and the choice), more than the stream kernel's cuts
+/// once rows fill the SMs.
 TopkAlgorithm choose_topk_algorithm(const TopkProblem& problem, const DeviceProps& device) {
   constexpr std::int64_t kFewRows = 8, kFewestRows = 2;
   if (resident_min_cluster(problem, device) == 0) return TopkAlgorithm::kStream;
@@ -232,7 +233,8 @@ void add_if_valid(std::vector<TopkConfig>& candidates, const TopkProblem& proble
 }
 
 /// Resident configs hold the slice with as few packs as the threads allow; thread counts that
-/// leave whole packs of every thread empty are left out.
+/// leave whole packs of every thread empty are left out, but for 128 threads, so that a short
+/// slice has a candidate.
 void add_resident_candidates(std::vector<TopkConfig>& candidates, const TopkProblem& problem,
                              const DeviceProps& device, int pack) {
   for (int cluster : {1, 2, 4, 8, 16})
@@ -262,7 +264,8 @@ std::vector<TopkConfig> topk_candidates(const TopkProblem& problem, const Device
 KernelSpec topk_kernel_spec(const TopkProblem& p, const TopkConfig& c) {
   const bool resident = is_resident(c);
   return {resident ? "topk_resident.cuh" : "topk_softmax.cuh",
-          std::string(resident ? "kjit::topk_resident<" : "kjit::topk_softmax<") + device_type(p.in_dtype) + ", " +
+          std::string(resident ? "kjit::topk_resident<" : "kjit::topk_softmax<") +
+              device_type(p.in_dtype) + ", " +
               device_type(p.idx_dtype) + ", " + std::to_string(p.cols) + ", " +
               std::to_string(topk_bucket(p.k)) + ", " + std::to_string(c.pack) + ", " +
               std::to_string(c.threads) + ", " + std::to_string(c.unroll) + ", " +
