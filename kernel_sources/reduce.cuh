@@ -87,6 +87,18 @@ __device__ __forceinline__ void cluster_wait() {
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+/// A barrier of the cluster, or of the block when a row has one block (its memory operations
+/// before it are seen by every thread of the cluster after it).
+template <int ClusterBlocks>
+__device__ __forceinline__ void row_barrier() {
+  if constexpr (ClusterBlocks > 1) {
+    cluster_arrive();
+    cluster_wait();
+  } else {
+    __syncthreads();
+  }
+}
+
 /// The shared::cluster address of `local`'s counterpart in block `rank` of the cluster.
 __device__ __forceinline__ unsigned cluster_address(const void* local, unsigned rank) {
   unsigned local_addr, remote_addr;
@@ -113,11 +125,6 @@ __device__ __forceinline__ unsigned long long load_cluster_u64(unsigned address)
   return v;
 }
 
-__device__ __forceinline__ unsigned load_cluster_u32(unsigned address) {
-  unsigned v;
-  asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(address) : "memory");
-  return v;
-}
 __device__ __forceinline__ void store_cluster_u64(unsigned address, unsigned long long v) {
   asm volatile("st.shared::cluster.u64 [%0], %1;" ::"r"(address), "l"(v) : "memory");
 }

@@ -159,11 +159,6 @@ __device__ __forceinline__ void read_row_stats(float c, ResidentState& state) {
   }
 }
 
-__device__ __forceinline__ void row_barrier_of_cluster() {
-  cluster_arrive();
-  cluster_wait();
-}
-
 /// A lower bound of the row's k-th largest key, cut to a round-0 bin edge (the top 8 bits of
 /// the order-preserving bits): the edge of the highest bin that, with the bins above it, holds
 /// `need` of the block's thread maxima. Thread maxima are distinct elements, so the block alone
@@ -227,8 +222,7 @@ __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs
     __syncthreads();
     for (int b = threadIdx.x; b < 256; b += Threads) state.totals[parity ^ 1][b] = 0;
     publish_counts<Threads, ClusterBlocks>(state.counts, state.totals[parity]);
-    if constexpr (ClusterBlocks > 1) row_barrier_of_cluster();
-    else __syncthreads();
+    row_barrier<ClusterBlocks>();
     if (shift == 56 && rank == 0) read_row_stats<ClusterBlocks>(c, state);
     const DigitChoice choice =
         choose_digit_in_warp(state.totals[parity], prefix, above, need, limit);
@@ -354,8 +348,7 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
     (b < 256 ? state.counts[b] : state.totals[b / 256 - 1][b % 256]) = 0;
   if (threadIdx.x == 0) state.gathered = 0;
   // No block adds into another's totals before that block has zeroed them.
-  if constexpr (ClusterBlocks > 1) row_barrier_of_cluster();
-  else __syncthreads();
+  row_barrier<ClusterBlocks>();
   int parity = 0;
   const float c = params.log2e_over_t;
   const long long clusters = gridDim.x / ClusterBlocks;
@@ -378,8 +371,7 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
     gather_candidates<Pack, Threads, Packs, ClusterBlocks>(slice, threshold, candidates, state);
     // Every block's candidates are in, and every read of another block's shared memory for this
     // row is done: the others may go on to the next row (or exit).
-    if constexpr (ClusterBlocks > 1) row_barrier_of_cluster();
-    else __syncthreads();
+    row_barrier<ClusterBlocks>();
     if (rank == 0)
       write_sorted_candidates<Idx, Threads>(params, row, k_row, candidates, selected, state);
   }

@@ -315,18 +315,6 @@ __device__ void write_winners(const TopkParams& p, long long row, const TopkKey*
   }
 }
 
-/// Ends a row's use of the buffers: no block reuses or releases its list while another may
-/// still read it.
-template <int ClusterBlocks>
-__device__ __forceinline__ void end_row() {
-  if constexpr (ClusterBlocks > 1) {
-    cluster_arrive();
-    cluster_wait();
-  } else {
-    __syncthreads();
-  }
-}
-
 /// Block 0 of the cluster reads every block's statistics, list length and bound (one lane per
 /// block: few remote reads, since one SM serves each) into its own shared memory, and returns
 /// the row's statistics and the highest bound. Every block's list holds k_row keys at or above
@@ -383,7 +371,7 @@ __device__ void finish_by_counting(const TopkParams& p, long long row, int k_row
     cluster_arrive();
     cluster_wait();
     if (cluster_block_rank() != 0) {
-      end_row<ClusterBlocks>();
+      row_barrier<ClusterBlocks>();  // the row's end: no block reuses its list while read
       return;
     }
     stats = read_cluster_lists<ClusterBlocks>(p.log2e_over_t, state, bound);
@@ -399,7 +387,7 @@ __device__ void finish_by_counting(const TopkParams& p, long long row, int k_row
   int* const places = reinterpret_cast<int*>(list + kListCap);
   count_places<Threads>(list, listed, list, listed, 0, places);
   write_winners<Idx, Threads, 1>(p, row, list, listed, places, k_row, stats, state);
-  end_row<ClusterBlocks>();
+  row_barrier<ClusterBlocks>();  // the row's end: no block reuses its list while read
 }
 
 /// Places by merging sorted lists: for k too large to compare every pair.
@@ -464,7 +452,7 @@ __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
   __syncthreads();
   write_winners<Idx, Threads, ClusterBlocks>(p, row, keys, candidates, ranks, k_row, stats,
                                              state);
-  end_row<ClusterBlocks>();
+  row_barrier<ClusterBlocks>();  // the row's end: no block reuses its list while read
 }
 
 /// Placing by counting compares every pair of at most 2 * KBucket keys: it takes k buckets up

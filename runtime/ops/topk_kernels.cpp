@@ -52,11 +52,13 @@ std::int64_t buffer_bytes(const TopkProblem& problem, const TopkConfig& config) 
          (is_resident(config) ? kResidentStaticSmemBytes : kStreamStaticSmemBytes);
 }
 
+/// The most blocks a resident row may span: a cluster of 16 on sm_90, one block before.
+int widest_resident_cluster(const DeviceProps& device) { return device.arch >= 90 ? 16 : 1; }
+
 /// The fewest blocks (a power of two) whose threads hold a row in registers, or 0 if no
 /// cluster the device runs can.
 int resident_min_cluster(const TopkProblem& problem, const DeviceProps& device) {
-  const int widest = device.arch >= 90 ? 16 : 1;
-  for (int cluster = 1; cluster <= widest; cluster *= 2)
+  for (int cluster = 1; cluster <= widest_resident_cluster(device); cluster *= 2)
     if (slice_cols(problem, cluster) <= kResidentValuesPerBlock)
       return cluster;
   return 0;
@@ -98,8 +100,7 @@ std::int64_t resident_slice(const TopkProblem& problem, int cluster, int pack) {
 int choose_resident_cluster(const TopkProblem& problem, const DeviceProps& device) {
   int cluster = resident_min_cluster(problem, device);
   if (cluster == 0) return 0;
-  const int widest = device.arch >= 90 ? 16 : 1;
-  while (cluster < widest && problem.rows * cluster * 2 * 4 <= device.sm_count &&
+  while (cluster < widest_resident_cluster(device) && problem.rows * cluster * 2 * 4 <= device.sm_count &&
          slice_cols(problem, cluster * 2) >= 1024)
     cluster *= 2;
   return cluster;
