@@ -128,6 +128,12 @@ __device__ __forceinline__ unsigned long long load_cluster_u64(unsigned address)
 __device__ __forceinline__ void store_cluster_u64(unsigned address, unsigned long long v) {
   asm volatile("st.shared::cluster.u64 [%0], %1;" ::"r"(address), "l"(v) : "memory");
 }
+__device__ __forceinline__ void store_cluster_s32(unsigned address, int v) {
+  asm volatile("st.shared::cluster.s32 [%0], %1;" ::"r"(address), "r"(v) : "memory");
+}
+__device__ __forceinline__ void store_cluster_f32(unsigned address, float v) {
+  asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(address), "f"(v) : "memory");
+}
 /// Adds `v` to the unsigned at `address` (any block of the cluster), without waiting for it.
 __device__ __forceinline__ void reduce_add_cluster_u32(unsigned address, unsigned v) {
   asm volatile("red.shared::cluster.add.u32 [%0], %1;" ::"r"(address), "r"(v) : "memory");

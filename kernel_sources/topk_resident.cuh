@@ -6,10 +6,12 @@
 //     summed over the cluster through distributed shared memory: one cluster barrier a digit,
 //     and it stops at the first digit that leaves between k and 2 k keys at or above it (two
 //     digits on a language model's logits);
-//  3. those keys gathered into block 0, which sorts them and writes the row.
-// So a few rows spread over many SMs, and a large k costs one larger sort instead of a buffer
-// that keeps overflowing while the row streams by (topk_softmax.cuh, for rows too many to
-// hold).
+//  3. each block sorts its keys at or above it and writes the sorted list into every block;
+//     after one cluster barrier each block places its own keys among all the lists by binary
+//     search and writes its winners (topk_ranked_lists.cuh).
+// So a few rows spread over many SMs, and a large k costs a sort of each block's share instead
+// of a buffer that keeps overflowing while the row streams by (topk_softmax.cuh, for rows too
+// many to hold).
 #pragma once
 
 #include "pack.cuh"
@@ -17,6 +19,7 @@
 #include "topk_keys.cuh"
 #include "topk_output.cuh"
 #include "topk_params.cuh"
+#include "topk_ranked_lists.cuh"
 #include "topk_select.cuh"
 #include "topk_shape.cuh"
 #include "topk_sort.cuh"
@@ -48,12 +51,14 @@ struct ResidentState {
   unsigned counts[256];         ///< this block's counts of a digit; all zero between uses
   unsigned totals[2][256];      ///< the cluster's counts, by round parity: every block adds its
                                 ///< counts into every block's
-  SelectScratch select;         ///< block 0's cut of its candidates
-  unsigned gathered;            ///< (block 0) candidates written into its buffer so far
+  RankedLists lists;            ///< every block's sorted candidates in `candidates`
+  unsigned gathered;            ///< (block 0) candidate places the blocks have reserved so far
+  int staged_at;                ///< this block's first reserved place
+  int staged_count;             ///< and its number of candidates
   unsigned floor_bits;          ///< this row's block_floor_bits
-  float block_max;              ///< this block's statistics (read by block 0)
-  float block_sum;
-  float row_max;                ///< (block 0) the row's statistics
+  float block_max[16];          ///< every block's statistics, each pushed by its block
+  float block_sum[16];
+  float row_max;                ///< the row's statistics
   float row_sum;
   float warp_max[32];
   float warp_sum[32];
@@ -138,21 +143,30 @@ __device__ __forceinline__ void publish_counts(unsigned* counts, unsigned* total
   }
 }
 
-/// Block 0 merges the blocks' statistics into state.row_max and state.row_sum (warp 0; seen
-/// by the block after its next barrier). Call after a cluster barrier that follows their writes.
+/// Pushes this block's statistics into every block of the cluster (threads below
+/// ClusterBlocks, one block each): stores do not wait, where reading them later would.
+template <int ClusterBlocks>
+__device__ __forceinline__ void push_block_stats(TemperedStats stats, unsigned rank,
+                                                 ResidentState& state) {
+  if (threadIdx.x >= ClusterBlocks) return;
+  if constexpr (ClusterBlocks == 1) {
+    state.block_max[0] = stats.max;
+    state.block_sum[0] = stats.sum;
+  } else {
+    store_cluster_f32(cluster_address(&state.block_max[rank], threadIdx.x), stats.max);
+    store_cluster_f32(cluster_address(&state.block_sum[rank], threadIdx.x), stats.sum);
+  }
+}
+
+/// Merges the blocks' statistics into state.row_max and state.row_sum (warp 0; seen by the
+/// block after its next barrier). Call after a cluster barrier that follows their pushes.
 template <int ClusterBlocks>
 __device__ __forceinline__ void read_row_stats(float c, ResidentState& state) {
   if (threadIdx.x >= 32) return;
   const unsigned lane = threadIdx.x;
   TemperedStats s = TemperedStats::empty();
-  if constexpr (ClusterBlocks == 1) {
-    s = {state.block_max, state.block_sum};
-  } else {
-    if (lane < ClusterBlocks)
-      s = {load_cluster_f32(cluster_address(&state.block_max, lane)),
-           load_cluster_f32(cluster_address(&state.block_sum, lane))};
-    s = warp_merge_tempered(s, c);
-  }
+  if (lane < ClusterBlocks) s = {state.block_max[lane], state.block_sum[lane]};
+  if constexpr (ClusterBlocks > 1) s = warp_merge_tempered(s, c);
   if (lane == 0) {
     state.row_max = s.max;
     state.row_sum = s.sum;
@@ -201,8 +215,8 @@ __device__ unsigned block_floor_bits(const ResidentSlice<Pack, Threads, Packs>& 
 
 /// The row's threshold: a key with need <= (keys of the row >= it) <= limit; `selected` gets
 /// their count. Every warp of the cluster chooses the same digits from the same totals, in
-/// registers, so no block barrier follows a choice. Block 0 also reads the row's statistics at
-/// the first cluster barrier.
+/// registers, so no block barrier follows a choice. Every block also reads the row's statistics
+/// at the first cluster barrier.
 ///
 /// A block counts only its keys at or above its floor (block_floor_bits): every bin from the
 /// k-th largest key's up holds only such keys, so the totals of those bins, all a choice reads,
@@ -223,7 +237,7 @@ __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs
     for (int b = threadIdx.x; b < 256; b += Threads) state.totals[parity ^ 1][b] = 0;
     publish_counts<Threads, ClusterBlocks>(state.counts, state.totals[parity]);
     row_barrier<ClusterBlocks>();
-    if (shift == 56 && rank == 0) read_row_stats<ClusterBlocks>(c, state);
+    if (shift == 56) read_row_stats<ClusterBlocks>(c, state);
     const DigitChoice choice =
         choose_digit_in_warp(state.totals[parity], prefix, above, need, limit);
     parity ^= 1;
@@ -237,13 +251,15 @@ __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs
   return 0;  // not reached: keys are distinct, so the last digit leaves one key a bin
 }
 
-/// Copies this block's keys >= threshold into block 0's candidate buffer. The block reserves
-/// its range with one atomic on block 0's counter and each thread writes at its place in it:
-/// one round trip to block 0 a block, not one a warp and a pack position.
+/// Reserves places for this block's keys >= threshold in the cluster's candidate buffers, with
+/// one atomic on block 0's counter (one round trip to block 0 a block), and copies them, in no
+/// particular order, into `staged` or, when that is null, straight to their places in every
+/// block's `candidates`. Returns the count, and the first reserved place in `at`.
 template <int Pack, int Threads, int Packs, int ClusterBlocks>
-__device__ __forceinline__ void gather_candidates(const ResidentSlice<Pack, Threads, Packs>& s,
-                                                  TopkKey threshold, TopkKey* candidates,
-                                                  ResidentState& state) {
+__device__ __forceinline__ int stage_candidates(const ResidentSlice<Pack, Threads, Packs>& s,
+                                                TopkKey threshold, TopkKey* staged,
+                                                TopkKey* candidates, ResidentState& state,
+                                                int& at) {
   const auto kept = [&](int u, int i) {
     const TopkKey key = s.key(u, i);
     return key != 0 && key >= threshold;
@@ -263,7 +279,7 @@ __device__ __forceinline__ void gather_candidates(const ResidentSlice<Pack, Thre
   if (lane == 31) state.warp_count[warp] = through_me;
   __syncthreads();
   if (warp == 0) {
-    // Warp offsets, and the block's range in block 0's buffer.
+    // Warp offsets in the staging, and the block's places in the cluster's buffers.
     constexpr int kWarps = Threads / 32;
     const int count = lane < kWarps ? state.warp_count[lane] : 0;
     int before = count;
@@ -272,58 +288,63 @@ __device__ __forceinline__ void gather_candidates(const ResidentSlice<Pack, Thre
       const int below = __shfl_up_sync(0xffffffffu, before, offset);
       if (lane >= static_cast<unsigned>(offset)) before += below;
     }
-    const int total = __shfl_sync(0xffffffffu, before, 31);
-    unsigned base = 0;
-    if (lane == 0 && total > 0) {
-      if constexpr (ClusterBlocks == 1) base = atomicAdd(&state.gathered, total);
-      else base = atomic_add_cluster_u32(cluster_address(&state.gathered, 0), total);
+    if (lane < kWarps) state.warp_count[lane] = before - count;
+    if (lane == 31) {
+      unsigned base = 0;
+      if (before > 0) {
+        if constexpr (ClusterBlocks == 1) base = atomicAdd(&state.gathered, before);
+        else base = atomic_add_cluster_u32(cluster_address(&state.gathered, 0), before);
+      }
+      state.staged_at = static_cast<int>(base);
+      state.staged_count = before;
     }
-    base = __shfl_sync(0xffffffffu, base, 0);
-    if (lane < kWarps) state.warp_count[lane] = static_cast<int>(base) + before - count;
   }
   __syncthreads();
-  if (mine == 0) return;
-  unsigned slot = static_cast<unsigned>(state.warp_count[warp] + through_me - mine);
+  at = state.staged_at;
+  const int count = state.staged_count;
+  if (mine > 0) {
+    int slot = state.warp_count[warp] + through_me - mine;
 #pragma unroll
-  for (int u = 0; u < Packs; ++u)
+    for (int u = 0; u < Packs; ++u)
 #pragma unroll
-    for (int i = 0; i < Pack; ++i) {
-      if (!kept(u, i)) continue;
-      if constexpr (ClusterBlocks == 1) candidates[slot] = s.key(u, i);
-      else store_cluster_u64(cluster_address(candidates, 0) + 8u * slot, s.key(u, i));
-      ++slot;
-    }
+      for (int i = 0; i < Pack; ++i) {
+        if (!kept(u, i)) continue;
+        if (staged != nullptr) staged[slot] = s.key(u, i);
+        else store_everywhere<ClusterBlocks>(candidates, at + slot, s.key(u, i));
+        ++slot;
+      }
+  }
+  if (staged != nullptr) __syncthreads();
+  return count;
 }
 
-/// Block 0: sorts the n gathered candidates and writes the row's k_row best.
-template <typename Idx, int Threads>
-__device__ void write_sorted_candidates(const TopkParams& p, long long row, int k_row,
-                                        TopkKey* candidates, int n, ResidentState& state) {
-  int size = 64;
-  while (size < k_row) size *= 2;
-  if (n > size) {
-    // Cut to the k_row best first where that halves the sort, whose work grows as n log^2 n on
-    // one SM: on the H100, 2048 keys took 10 us to sort, the cut to 1024 4.7 and their sort 5.9.
-    const TopkKey cut = radix_threshold<Threads>(candidates, n, k_row, k_row, state.select);
-    n = keep_at_least<Threads>(candidates, n, cut, state.select);
-  }
-  for (int i = n + static_cast<int>(threadIdx.x); i < size; i += Threads) candidates[i] = 0;
-  __syncthreads();
-  // The buffer holds 128 keys or more (topk_resident's dynamic shared memory).
-  if (size == 64) sort_64_descending<Threads>(candidates, candidates + 64);
-  else bitonic_sort_descending<Threads>(candidates, size);
+/// Writes this block's winners: keys[j] for j in [at, at + m), at the row's place
+/// places[j - first] when that is below k_row. With KJIT_TOPK_RENORM the norm is the winners'
+/// mass: summed here when `all_placed` (the places cover every candidate of the row; the same
+/// in every block), or else summed over the cluster (one more cluster barrier) in block order,
+/// so that it does not depend on timing.
+template <typename Idx, int Threads, int ClusterBlocks>
+__device__ void write_own_winners(const TopkParams& p, long long row, int k_row,
+                                  const TopkKey* keys, const int* places, int first, int placed,
+                                  bool all_placed, int at, int m, unsigned rank,
+                                  ResidentState& state) {
   const float row_max = state.row_max, c = p.log2e_over_t;
   float norm = state.row_sum;
   if (p.flags & kTopkFlagRenorm) {
-    // The norm is the winners' own mass.
     float mass = 0.0f;
-    for (int i = threadIdx.x; i < k_row; i += Threads)
-      mass += fast_exp2((key_value(candidates[i]) - row_max) * c);
+    for (int j = first + static_cast<int>(threadIdx.x); j < first + placed; j += Threads)
+      if (places[j - first] < k_row) mass += fast_exp2((key_value(keys[j]) - row_max) * c);
     norm = block_all_reduce<Threads>(mass, SumOp());
+    if (!all_placed) {
+      publish_mass<ClusterBlocks>(state.lists, rank, norm);
+      row_barrier<ClusterBlocks>();
+      norm = 0.0f;
+#pragma unroll
+      for (int r = 0; r < ClusterBlocks; ++r) norm += state.lists.mass[r];
+    }
   }
-  for (int i = threadIdx.x; i < k_row; i += Threads)
-    write_slot<Idx>(p, row, i, candidates[i], row_max, norm);
-  if (threadIdx.x == 0) state.gathered = 0;
+  for (int j = at + static_cast<int>(threadIdx.x); j < at + m; j += Threads)
+    if (places[j - first] < k_row) write_slot<Idx>(p, row, places[j - first], keys[j], row_max, norm);
 }
 
 template <typename In, typename Idx, int Cols, int KBucket, int Pack, int Threads, int Packs,
@@ -333,10 +354,13 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
   static_assert(Packs * Pack <= 32, "topk_resident: at most 32 values a thread");
   constexpr int kSliceCols = topk_slice_cols<Cols, ClusterBlocks, Pack>();
   static_assert(Threads * Packs * Pack >= kSliceCols, "topk_resident: the slice must fit");
-  // Candidates at most; the buffer holds max(kLimit, 128) keys (the 64-key sort's scratch).
+  // The cluster's candidates (at most kLimit), then this block's staged ones: a power of two
+  // of them at most, as the bitonic sort of a large share needs.
   constexpr int kLimit = 2 * KBucket;
+  constexpr int kMostUnsorted = 256;
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   TopkKey* const candidates = reinterpret_cast<TopkKey*>(dynamic_smem);
+  TopkKey* const staged = candidates + kLimit;
   __shared__ ResidentState state;
 
   unsigned rank = 0;
@@ -361,19 +385,32 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
         load_slice<In>(static_cast<const In*>(params.logits) + row * params.row_stride, c, slice);
     const TemperedStats stats =
         block_merge_tempered<Threads>(mine, c, state.warp_max, state.warp_sum);
-    if (threadIdx.x == 0) {
-      state.block_max = stats.max;
-      state.block_sum = stats.sum;
-    }
+    push_block_stats<ClusterBlocks>(stats, rank, state);
     int selected = 0;
     const TopkKey threshold = cluster_radix_select<Pack, Threads, Packs, ClusterBlocks>(
         slice, k_row, kLimit, c, rank, state, parity, selected);
-    gather_candidates<Pack, Threads, Packs, ClusterBlocks>(slice, threshold, candidates, state);
-    // Every block's candidates are in, and every read of another block's shared memory for this
-    // row is done: the others may go on to the next row (or exit).
+    // Few candidates go unsorted to every block, each block counting its keys' places among
+    // them; more are sorted a block's list at a time and placed by binary search.
+    const bool by_count = selected <= kMostUnsorted;  // the same in every block
+    int at = 0;
+    const int m = stage_candidates<Pack, Threads, Packs, ClusterBlocks>(
+        slice, threshold, by_count ? nullptr : staged, candidates, state, at);
+    if (!by_count) {
+      write_sorted_everywhere<Threads, ClusterBlocks>(staged, m, candidates, at);
+      publish_list<ClusterBlocks>(state.lists, rank, at, m);
+    }
+    // Every block's candidates are in every block, and every read of another block's shared
+    // memory for this row is done (the mass's aside): the others may go on to the next row.
     row_barrier<ClusterBlocks>();
-    if (rank == 0)
-      write_sorted_candidates<Idx, Threads>(params, row, k_row, candidates, selected, state);
+    if (rank == 0 && threadIdx.x == 0) state.gathered = 0;
+    int* const places = reinterpret_cast<int*>(staged);  // read by now, if used: reuse it
+    // Counting places every candidate, so that KJIT_TOPK_RENORM needs no exchange of masses.
+    const bool place_all = ClusterBlocks == 1 || (by_count && (params.flags & kTopkFlagRenorm));
+    const int first = place_all ? 0 : at, placed = place_all ? selected : m;
+    if (by_count) place_by_count<Threads>(candidates, selected, first, placed, places);
+    else place_by_search<Threads, ClusterBlocks>(candidates, first, placed, state.lists, places);
+    write_own_winners<Idx, Threads, ClusterBlocks>(params, row, k_row, candidates, places, first,
+                                                   placed, place_all, at, m, rank, state);
   }
 }
 

@@ -40,10 +40,10 @@ bool is_resident(const TopkConfig& config) {
   return config.algorithm == TopkAlgorithm::kResident;
 }
 
-/// The stream kernel's buffer holds a tile and 4 k; the resident kernel's, block 0's
-/// candidates (2 k) and at least 128 keys (the 64-key sort and its scratch).
+/// The stream kernel's buffer holds a tile and 4 k; the resident kernel's, the cluster's
+/// candidates (2 k) and the block's own staged for sorting (2 k).
 int buffer_keys(const TopkProblem& problem, const TopkConfig& config) {
-  if (is_resident(config)) return std::max(2 * topk_bucket(problem.k), 128);
+  if (is_resident(config)) return 4 * topk_bucket(problem.k);
   return config.threads * config.pack * config.unroll + 4 * topk_bucket(problem.k);
 }
 
