@@ -131,6 +131,9 @@ __device__ __forceinline__ void store_cluster_u64(unsigned address, unsigned lon
 __device__ __forceinline__ void store_cluster_s32(unsigned address, int v) {
   asm volatile("st.shared::cluster.s32 [%0], %1;" ::"r"(address), "r"(v) : "memory");
 }
+__device__ __forceinline__ void store_cluster_u32(unsigned address, unsigned v) {
+  asm volatile("st.shared::cluster.u32 [%0], %1;" ::"r"(address), "r"(v) : "memory");
+}
 __device__ __forceinline__ void store_cluster_f32(unsigned address, float v) {
   asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(address), "f"(v) : "memory");
 }

@@ -46,11 +46,17 @@ struct ResidentSlice {
   }
 };
 
+/// The first round's histogram: the top 16 bits of the order-preserving bits, over four
+/// consecutive 8-bit bins taken modulo 4 (a window that wraps; see count_window).
+constexpr int kWindowBins = 1024;
+
 /// What one block keeps in static shared memory.
 struct ResidentState {
   unsigned counts[256];         ///< this block's counts of a digit; all zero between uses
   unsigned totals[2][256];      ///< the cluster's counts, by round parity: every block adds its
                                 ///< counts into every block's
+  unsigned window_counts[kWindowBins];  ///< the same for the first round
+  unsigned window_totals[kWindowBins];
   RankedLists lists;            ///< every block's sorted candidates in `candidates`
   unsigned gathered;            ///< (block 0) candidate places the blocks have reserved so far
   int staged_at;                ///< this block's first reserved place
@@ -58,10 +64,13 @@ struct ResidentState {
   unsigned floor_bits;          ///< this row's block_floor_bits
   float block_max[16];          ///< every block's statistics, each pushed by its block
   float block_sum[16];
+  unsigned block_top[16];       ///< and every block's largest order-preserving bits
   float row_max;                ///< the row's statistics
   float row_sum;
   float warp_max[32];
   float warp_sum[32];
+  unsigned warp_top[32];
+  DigitChoice window_choice;    ///< the first round's outcome, chosen by warp 0
   int warp_count[32];           ///< keys each warp gathers, then where each warp's go
 };
 
@@ -125,11 +134,41 @@ __device__ __forceinline__ void count_digits(const ResidentSlice<Pack, Threads, 
     }
 }
 
+/// Counts, by the top 16 of their order-preserving bits, this block's keys in the two 8-bit
+/// bins up to its largest key's (`block_top`), into kWindowBins bins taken modulo 4 8-bit bins.
+/// The row's window is the two bins up to its largest key's, M: a block whose largest is M or
+/// M - 1 counts all its keys in the row's window, and one whose largest is M - 2 counts into
+/// bins that the row's window does not read. Further down, bins alias: row_window detects it.
+template <int Pack, int Threads, int Packs>
+__device__ __forceinline__ void count_window(const ResidentSlice<Pack, Threads, Packs>& s,
+                                             unsigned block_top, unsigned* histogram) {
+  const unsigned low = (block_top > 0 ? block_top - 1 : 0) << 24;
+#pragma unroll
+  for (int u = 0; u < Packs; ++u)
+#pragma unroll
+    for (int i = 0; i < Pack; ++i) {
+      const unsigned bits = s.ordered[u][i];
+      if (bits != 0 && bits >= low) atomicAdd(&histogram[(bits >> 16) % kWindowBins], 1u);
+    }
+}
+
+/// The row's window of the first round: the top 8-bit bin M of its largest key, and whether
+/// the window's totals are exact (every block's largest key within two bins of M, M >= 1).
+/// From the statistics every block pushed; call with the whole warp.
+template <int ClusterBlocks>
+__device__ __forceinline__ bool row_window(const ResidentState& state, unsigned& top) {
+  const unsigned lane = threadIdx.x % 32;
+  const unsigned mine = lane < ClusterBlocks ? state.block_top[lane] >> 24 : 0u;
+  top = __reduce_max_sync(0xffffffffu, mine);
+  const unsigned lowest = __reduce_min_sync(0xffffffffu, lane < ClusterBlocks ? mine : 255u);
+  return top >= 1 && top - lowest <= 2;
+}
+
 /// Adds this block's counts into every cluster block's `totals` (only bins with keys: a few
-/// of the 256) and zeroes them for the next count. Call after a barrier that follows the count.
-template <int Threads, int ClusterBlocks>
+/// of them) and zeroes them for the next count. Call after a barrier that follows the count.
+template <int Threads, int ClusterBlocks, int Bins = 256>
 __device__ __forceinline__ void publish_counts(unsigned* counts, unsigned* totals) {
-  for (int b = threadIdx.x; b < 256; b += Threads) {
+  for (int b = threadIdx.x; b < Bins; b += Threads) {
     const unsigned count = counts[b];
     if (count == 0) continue;
     counts[b] = 0;
@@ -143,27 +182,58 @@ __device__ __forceinline__ void publish_counts(unsigned* counts, unsigned* total
   }
 }
 
-/// Pushes this block's statistics into every block of the cluster (threads below
-/// ClusterBlocks, one block each): stores do not wait, where reading them later would.
+/// The block's statistics (in warp 0, which pushes them) and the largest of its
+/// order-preserving bits (0 if it has no element, in every thread), with one block barrier. The bits are exact where the statistics'
+/// max is not: a merge of maxima drops NaN.
+template <int Pack, int Threads, int Packs>
+__device__ __forceinline__ TemperedStats block_stats(const ResidentSlice<Pack, Threads, Packs>& s,
+                                                     TemperedStats mine, float c,
+                                                     ResidentState& state, unsigned& block_top) {
+  unsigned top = 0;
+#pragma unroll
+  for (int u = 0; u < Packs; ++u)
+#pragma unroll
+    for (int i = 0; i < Pack; ++i) top = s.ordered[u][i] > top ? s.ordered[u][i] : top;
+  top = __reduce_max_sync(0xffffffffu, top);
+  mine = warp_merge_tempered(mine, c);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) {
+    state.warp_max[warp] = mine.max;
+    state.warp_sum[warp] = mine.sum;
+    state.warp_top[warp] = top;
+  }
+  __syncthreads();
+  constexpr int kWarps = Threads / 32;
+  const bool listed = lane < kWarps;
+  block_top = __reduce_max_sync(0xffffffffu, listed ? state.warp_top[lane] : 0u);
+  if (warp != 0) return TemperedStats::empty();
+  const TemperedStats merged = listed ? TemperedStats{state.warp_max[lane], state.warp_sum[lane]}
+                                      : TemperedStats::empty();
+  return warp_merge_tempered(merged, c);
+}
+
+/// Pushes this block's statistics and largest bits into every block of the cluster (threads
+/// below ClusterBlocks, one block each): stores do not wait, where reading them later would.
 template <int ClusterBlocks>
-__device__ __forceinline__ void push_block_stats(TemperedStats stats, unsigned rank,
+__device__ __forceinline__ void push_block_stats(TemperedStats stats, unsigned top, unsigned rank,
                                                  ResidentState& state) {
   if (threadIdx.x >= ClusterBlocks) return;
   if constexpr (ClusterBlocks == 1) {
     state.block_max[0] = stats.max;
     state.block_sum[0] = stats.sum;
+    state.block_top[0] = top;
   } else {
     store_cluster_f32(cluster_address(&state.block_max[rank], threadIdx.x), stats.max);
     store_cluster_f32(cluster_address(&state.block_sum[rank], threadIdx.x), stats.sum);
+    store_cluster_u32(cluster_address(&state.block_top[rank], threadIdx.x), top);
   }
 }
 
-/// Merges the blocks' statistics into state.row_max and state.row_sum (warp 0; seen by the
+/// Merges the blocks' statistics into state.row_max and state.row_sum (one warp; seen by the
 /// block after its next barrier). Call after a cluster barrier that follows their pushes.
 template <int ClusterBlocks>
 __device__ __forceinline__ void read_row_stats(float c, ResidentState& state) {
-  if (threadIdx.x >= 32) return;
-  const unsigned lane = threadIdx.x;
+  const unsigned lane = threadIdx.x % 32;
   TemperedStats s = TemperedStats::empty();
   if (lane < ClusterBlocks) s = {state.block_max[lane], state.block_sum[lane]};
   if constexpr (ClusterBlocks > 1) s = warp_merge_tempered(s, c);
@@ -213,31 +283,76 @@ __device__ unsigned block_floor_bits(const ResidentSlice<Pack, Threads, Packs>& 
   return state.floor_bits;
 }
 
+/// The first round's choice from the window's totals (one warp): `found` is false where the
+/// window cannot be read exactly or does not hold the need-th key.
+template <int ClusterBlocks>
+__device__ __forceinline__ DigitChoice choose_in_window(const ResidentState& state, int need,
+                                                        int limit) {
+  DigitChoice choice{0, 0, 0, false, false};
+  unsigned top = 0;
+  if (!row_window<ClusterBlocks>(state, top)) return choice;
+  // The window's two 8-bit bins, the top one first: 256 bins a step keeps registers low.
+  int above = 0;
+  for (unsigned bin = top; bin + 1 >= top; --bin) {
+    choice = choose_in_span<8>(state.window_totals, (bin << 8) % kWindowBins, kWindowBins - 1,
+                               bin << 8, above, need, limit);
+    if (choice.found) break;
+    above = choice.above;
+  }
+  return choice;
+}
+
 /// The row's threshold: a key with need <= (keys of the row >= it) <= limit; `selected` gets
 /// their count. Every warp of the cluster chooses the same digits from the same totals, in
-/// registers, so no block barrier follows a choice. Every block also reads the row's statistics
-/// at the first cluster barrier.
+/// registers, so no block barrier follows a choice.
 ///
-/// A block counts only its keys at or above its floor (block_floor_bits): every bin from the
-/// k-th largest key's up holds only such keys, so the totals of those bins, all a choice reads,
-/// are exact, while most keys cost a compare instead of a histogram update.
+/// The first round takes the top 16 bits at once, over the window of count_window, at the
+/// barrier that also brings every block's statistics: on a language model's logits the k-th
+/// largest key lies within two 8-bit bins of the largest, and one round and one cluster
+/// barrier choose the threshold. Where the window misses it, or cannot be read exactly, the
+/// select starts over one 8-bit digit a round, counting only keys at or above the block's floor
+/// (block_floor_bits): every bin from the k-th largest key's up holds only such keys, so the
+/// totals of those bins, all a choice reads, are exact, while most keys cost a compare instead
+/// of a histogram update.
 /// Totals are kept by round parity. A block reads only its own; the others add into its round-r
 /// totals before the round's barrier, into its round-(r + 1) ones only after it, so it zeroes
-/// the latter, once its warps have read them in round r - 1, before it arrives.
+/// the latter, once its warps have read them in round r - 1, before it arrives. The window's
+/// totals are zeroed once read, before the row's last cluster barrier, after which the others
+/// may add the next row's.
 template <int Pack, int Threads, int Packs, int ClusterBlocks>
 __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs>& slice,
-                                        int need, int limit, float c, unsigned rank,
+                                        int need, int limit, float c, unsigned block_top,
                                         ResidentState& state, int& parity, int& selected) {
-  const unsigned floor = block_floor_bits(slice, need, state);
-  TopkKey prefix = 0;
-  int above = 0;
-  for (int shift = 56; shift >= 0; shift -= 8) {
+  count_window(slice, block_top >> 24, state.window_counts);
+  __syncthreads();
+  publish_counts<Threads, ClusterBlocks, kWindowBins>(state.window_counts, state.window_totals);
+  row_barrier<ClusterBlocks>();
+  // One warp chooses while another merges the statistics: every warp choosing for itself kept
+  // the SM's issue slots busy for longer than a block barrier takes.
+  const unsigned warp = threadIdx.x / 32;
+  if (warp == 1) read_row_stats<ClusterBlocks>(c, state);
+  if (warp == 0) {
+    const DigitChoice choice = choose_in_window<ClusterBlocks>(state, need, limit);
+    if (threadIdx.x == 0) state.window_choice = choice;
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b < kWindowBins; b += Threads) state.window_totals[b] = 0;
+  const DigitChoice window = state.window_choice;
+  if (window.done) {
+    selected = window.selected;
+    return window.prefix << 48;
+  }
+  int shift = window.found ? 40 : 56;
+  TopkKey prefix = window.found ? window.prefix : 0;
+  int above = window.found ? window.above : 0;
+  // The same choice in every block: from the same totals and statistics.
+  const unsigned floor = shift == 56 ? block_floor_bits(slice, need, state) : 0u;
+  for (; shift >= 0; shift -= 8) {
     count_digits(slice, shift, prefix, floor, state.counts);
     __syncthreads();
     for (int b = threadIdx.x; b < 256; b += Threads) state.totals[parity ^ 1][b] = 0;
     publish_counts<Threads, ClusterBlocks>(state.counts, state.totals[parity]);
     row_barrier<ClusterBlocks>();
-    if (shift == 56) read_row_stats<ClusterBlocks>(c, state);
     const DigitChoice choice =
         choose_digit_in_warp(state.totals[parity], prefix, above, need, limit);
     parity ^= 1;
@@ -370,6 +485,10 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
   slice.end = slice.begin + kSliceCols < Cols ? slice.begin + kSliceCols : Cols;
   for (int b = threadIdx.x; b < 3 * 256; b += Threads)
     (b < 256 ? state.counts[b] : state.totals[b / 256 - 1][b % 256]) = 0;
+  for (int b = threadIdx.x; b < kWindowBins; b += Threads) {
+    state.window_counts[b] = 0;
+    state.window_totals[b] = 0;
+  }
   if (threadIdx.x == 0) state.gathered = 0;
   // No block adds into another's totals before that block has zeroed them.
   row_barrier<ClusterBlocks>();
@@ -383,12 +502,12 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
 
     const TemperedStats mine =
         load_slice<In>(static_cast<const In*>(params.logits) + row * params.row_stride, c, slice);
-    const TemperedStats stats =
-        block_merge_tempered<Threads>(mine, c, state.warp_max, state.warp_sum);
-    push_block_stats<ClusterBlocks>(stats, rank, state);
+    unsigned block_top = 0;
+    const TemperedStats stats = block_stats(slice, mine, c, state, block_top);
+    push_block_stats<ClusterBlocks>(stats, block_top, rank, state);
     int selected = 0;
     const TopkKey threshold = cluster_radix_select<Pack, Threads, Packs, ClusterBlocks>(
-        slice, k_row, kLimit, c, rank, state, parity, selected);
+        slice, k_row, kLimit, c, block_top, state, parity, selected);
     // Few candidates go unsorted to every block, each block counting its keys' places among
     // them; more are sorted a block's list at a time and placed by binary search.
     const bool by_count = selected <= kMostUnsorted;  // the same in every block

@@ -35,15 +35,17 @@ __device__ __forceinline__ void add_to_histogram(unsigned* histogram, bool count
   if (pending & (1u << lane)) atomicAdd(&histogram[digit], 1u);
 }
 
-/// Lane l of a warp reads bins [8l, 8l+8) of `histogram` into `bins`; returns the keys in
-/// its bins and every higher lane's, and leaves its own in `lane_total`.
-__device__ __forceinline__ unsigned load_lane_bins(const unsigned* histogram, unsigned (&bins)[8],
-                                                   unsigned& lane_total) {
-  const unsigned lane = threadIdx.x % 32;
+/// Lane l of a warp reads bins [start + N l, start + N l + N) of `histogram` (indices taken
+/// modulo mask + 1: a window that may wrap) into `bins`; returns the keys in its bins and every
+/// higher lane's, and leaves its own in `lane_total`.
+template <int N>
+__device__ __forceinline__ unsigned load_lane_span(const unsigned* histogram, int start, int mask,
+                                                   unsigned (&bins)[N], unsigned& lane_total) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
   lane_total = 0;
 #pragma unroll
-  for (int b = 0; b < 8; ++b) {
-    bins[b] = histogram[lane * 8 + b];
+  for (int b = 0; b < N; ++b) {
+    bins[b] = histogram[(start + lane * N + b) & mask];
     lane_total += bins[b];
   }
   unsigned from_lane_up = lane_total;
@@ -53,6 +55,12 @@ __device__ __forceinline__ unsigned load_lane_bins(const unsigned* histogram, un
     if (lane + offset < 32) from_lane_up += higher;
   }
   return from_lane_up;
+}
+
+/// Lane l of a warp reads bins [8l, 8l+8) of a 256-bin `histogram`, as load_lane_span.
+__device__ __forceinline__ unsigned load_lane_bins(const unsigned* histogram, unsigned (&bins)[8],
+                                                   unsigned& lane_total) {
+  return load_lane_span<8>(histogram, 0, 255, bins, lane_total);
 }
 
 /// Warp 0's step of a block-wide radix select. Finds the highest digit d such that `above`
@@ -88,36 +96,53 @@ struct DigitChoice {
   int above;       ///< keys whose digits so far beat `prefix`
   int selected;    ///< keys at or above the prefix's bin, when `done`
   bool done;       ///< the bin holds the need-th key and at most `limit` keys are at or above it
+  bool found;      ///< the bins read hold the need-th key (always, over a whole digit); if
+                   ///< not, `above` counts their keys too
 };
 
-/// choose_digit's step for any warp, in registers: every lane returns the outcome, so warps
-/// that each choose for themselves need no barrier after.
-__device__ __forceinline__ DigitChoice choose_digit_in_warp(const unsigned* histogram,
-                                                            TopkKey prefix, int above, int need,
-                                                            int limit) {
+/// A digit step for any warp, in registers, over 32 N bins that lane order ranks (lane 31's
+/// last bin highest), read as load_lane_span does: bin j stands for the prefix first_prefix + j.
+/// Every lane returns the outcome, so warps that each choose for themselves need no barrier
+/// after.
+template <int N>
+__device__ __forceinline__ DigitChoice choose_in_span(const unsigned* histogram, int start,
+                                                      int mask, TopkKey first_prefix, int above,
+                                                      int need, int limit) {
   const unsigned lane = threadIdx.x % 32;
-  unsigned bins[8], lane_total;
-  const unsigned from_lane_up = load_lane_bins(histogram, bins, lane_total);
+  unsigned bins[N], lane_total;
+  const unsigned from_lane_up = load_lane_span<N>(histogram, start, mask, bins, lane_total);
   int running = above + static_cast<int>(from_lane_up - lane_total);
   const bool mine = running < need && running + static_cast<int>(lane_total) >= need;
-  DigitChoice choice{prefix, above, 0, false};
+  DigitChoice choice{first_prefix, above, 0, false, false};
   if (mine) {
-    for (int b = 7; b >= 0; --b) {
+    for (int b = N - 1; b >= 0; --b) {
       const int with_bin = running + static_cast<int>(bins[b]);
       if (with_bin >= need) {
-        choice = {(prefix << 8) | static_cast<TopkKey>(lane * 8 + b), running, with_bin,
-                  with_bin <= limit};
+        choice = {first_prefix + lane * N + b, running, with_bin, with_bin <= limit, true};
         break;
       }
       running = with_bin;
     }
   }
-  const int owner = __ffs(__ballot_sync(0xffffffffu, mine)) - 1;
+  const unsigned owners = __ballot_sync(0xffffffffu, mine);
+  if (owners == 0) {  // the need-th key lies below these bins, under all their keys
+    choice.above = above + static_cast<int>(__shfl_sync(0xffffffffu, from_lane_up, 0));
+    return choice;
+  }
+  const int owner = __ffs(owners) - 1;
   choice.prefix = __shfl_sync(0xffffffffu, choice.prefix, owner);
   choice.above = __shfl_sync(0xffffffffu, choice.above, owner);
   choice.selected = __shfl_sync(0xffffffffu, choice.selected, owner);
   choice.done = __shfl_sync(0xffffffffu, choice.done, owner);
+  choice.found = true;
   return choice;
+}
+
+/// choose_in_span over the 256 bins of one 8-bit digit below `prefix`.
+__device__ __forceinline__ DigitChoice choose_digit_in_warp(const unsigned* histogram,
+                                                            TopkKey prefix, int above, int need,
+                                                            int limit) {
+  return choose_in_span<8>(histogram, 0, 255, prefix << 8, above, need, limit);
 }
 
 /// A threshold t with need <= #(keys >= t) <= limit, for 1 <= need <= (keys other than 0) and

@@ -24,12 +24,18 @@ struct TemperedStats {
   }
 };
 
+/// The warp's merged statistics, in every lane: the maximum first, then each lane's sum scaled
+/// to it once and added up (one exponential a lane, where merging pair by pair takes two a
+/// step).
 __device__ __forceinline__ TemperedStats warp_merge_tempered(TemperedStats s, float c) {
+  float max = s.max;
 #pragma unroll
   for (int offset = 16; offset > 0; offset /= 2)
-    s.merge({__shfl_xor_sync(0xffffffffu, s.max, offset),
-             __shfl_xor_sync(0xffffffffu, s.sum, offset)}, c);
-  return s;
+    max = fmaxf(max, __shfl_xor_sync(0xffffffffu, max, offset));
+  float sum = TemperedStats::rescaled(s.sum, s.max, max, c);
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  return {max, sum};
 }
 
 /// The block's merged statistics, in every thread; `warp_max` and `warp_sum` are shared arrays

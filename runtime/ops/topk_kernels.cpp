@@ -11,7 +11,7 @@ namespace {
 // Static shared memory of the kernels besides the key buffer (their block state and the block
 // reduction's scratch), rounded up.
 constexpr int kStreamStaticSmemBytes = 2048;
-constexpr int kResidentStaticSmemBytes = 4096;
+constexpr int kResidentStaticSmemBytes = 14336;
 // The most values a resident kernel's thread holds (32 registers of the row), and its block:
 // 1024 threads have 64 registers each, and at 32 values ptxas moved the row to local memory.
 constexpr int kResidentValuesPerThread = 32;
