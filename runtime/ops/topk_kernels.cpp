@@ -132,20 +132,18 @@ TopkConfig complete_resident_config(const TopkProblem& problem, const DeviceProp
   return config;
 }
 
-/// The resident kernel for one or two rows, and up to 8 with a large k, where a block or
-/// cluster can hold the row; the stream kernel otherwise. Measured on the H100 (V = 128256,
-/// fp32, bench/RESULTS.md): one row at k = 1024, resident 24.6 us, stream 48.6; 8 rows, 29.5
-/// and 49.6; one row at k = 50, 13.7 and 14.5. But 8 rows at k = 50 tie (16.5), and 16 rows of
-/// 151936 at k = 1024 (72.7 against 49.7) and 256 rows at k = 1024 (310 against 132) stream
-/// faster: each digit of the resident kernel's radix select costs about 2.8 us (the count, a
-/// cluster barrier, the totals' exchange and the choice), more than the stream kernel's cuts
-/// once rows fill the SMs.
+/// The resident kernel where every row's blocks are resident at once (rows x the fewest blocks
+/// that hold a row <= the SMs), the stream kernel otherwise. Measured on the H100 (fp32, scratch
+/// harness and tuner tables in bench/RESULTS.md): one row of 128256 at k = 50, resident 11.4 us
+/// against stream 14.5; 8 rows at k = 50, 13.9 against 16.3; 64 rows of 32000 at k = 1024, 21-23
+/// against 40. Where the rows' blocks take several rounds of the SMs, each round pays its
+/// cluster barriers with nothing to overlap them, and streaming wins: 64 rows of 50257 at
+/// k = 256, 45 against 27 us; 64 rows of 128256 at k = 1024, 94 against 61.
 TopkAlgorithm choose_topk_algorithm(const TopkProblem& problem, const DeviceProps& device) {
-  constexpr std::int64_t kFewRows = 8, kFewestRows = 2;
-  if (resident_min_cluster(problem, device) == 0) return TopkAlgorithm::kStream;
-  const bool resident = problem.rows <= kFewestRows ||
-                        (problem.rows <= kFewRows && topk_bucket(problem.k) >= 256);
-  return resident ? TopkAlgorithm::kResident : TopkAlgorithm::kStream;
+  const int cluster = resident_min_cluster(problem, device);
+  if (cluster == 0) return TopkAlgorithm::kStream;
+  return problem.rows * cluster <= device.sm_count ? TopkAlgorithm::kResident
+                                                   : TopkAlgorithm::kStream;
 }
 
 }  // namespace

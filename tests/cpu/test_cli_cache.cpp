@@ -164,8 +164,8 @@ TEST_CASE("precompile builds the softmax_topk kernels of a spec, one per K bucke
   REQUIRE(first.code == 0);
   CHECK(summary_count(first.output, "compiled") == 4);
   CHECK(contains(first.output, "(6 calls)"));
-  CHECK(contains(first.output, "kjit::topk_softmax<float, int, 32000, 32,"));
-  CHECK(contains(first.output, "kjit::topk_softmax<float, long long, 32000, 64,"));
+  CHECK(contains(first.output, "kjit::topk_resident<float, int, 32000, 32,"));
+  CHECK(contains(first.output, "kjit::topk_resident<float, long long, 32000, 64,"));
   const Result second = kjit("precompile --arch sm_90 --spec " + spec + " --cache-dir " + cache);
   CHECK(summary_count(second.output, "already cached") == 4);
   CHECK(contains(kjit("inspect --cache-dir " + cache).output, "4 entries"));
@@ -178,14 +178,14 @@ TEST_CASE("precompile builds the softmax_topk kernels of a spec, one per K bucke
   INFO(hit.output);
   CHECK(hit.code == 0);
   CHECK(contains(hit.output, "planned as 8 rows, k=64"));
-  CHECK(contains(hit.output, "kjit::topk_softmax<float, int, 32000, 64,"));
+  CHECK(contains(hit.output, "kjit::topk_resident<float, int, 32000, 64,"));
   CHECK(contains(hit.output, "cached in"));
   const Result json_hit = kjit(call + " --index-dtype i32 --json");
   CHECK(nlohmann::json::parse(json_hit.output).at("cached") == true);
   CHECK(nlohmann::json::parse(json_hit.output).at("planned_k") == 64);
   const Result other_bucket = kjit("inspect --explain --op softmax_topk --k 100 --cols 32000 --rows 5 "
                                    "--arch sm_90 --cache-dir " + cache);
-  CHECK(contains(other_bucket.output, "kjit::topk_softmax<float, long long, 32000, 128,"));
+  CHECK(contains(other_bucket.output, "kjit::topk_resident<float, long long, 32000, 128,"));
   CHECK(contains(other_bucket.output, "not cached"));
   const Result k_missing = kjit("inspect --explain --op softmax_topk --cols 32000 --arch sm_90 --cache-dir " + cache);
   CHECK(k_missing.code == 2);

@@ -122,9 +122,14 @@ TEST_CASE("top-K configs follow the validity rules") {
   // it over a cluster of 16.
   CHECK(choose_topk_config(p, a100) == TopkConfig{4, 512, 4, 1, kStream});
   CHECK(choose_topk_config(p, h100) == TopkConfig{4, 1024, 2, 16, kResident});
-  // Eight rows at a small k stream, over clusters of 8.
+  // Eight rows at a small k are held too, over clusters of 8: their 64 blocks fit the SMs.
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 8, 128256, 50), h100) ==
-        TopkConfig{4, 512, 4, 8, kStream});
+        TopkConfig{4, 1024, 4, 8, kResident});
+  // 64 rows are held where two blocks hold a row (128 blocks), streamed where four do.
+  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 64, 32000, 1000), h100).algorithm ==
+        kResident);
+  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 64, 50257, 256), h100).algorithm ==
+        kStream);
   // One row at a large k is held over a cluster of 16 (too wide for one block on a100).
   const TopkProblem large_k = problem_of(DType::kF32, DType::kI64, 1, 128256, 1000);
   CHECK(choose_topk_config(large_k, h100) == TopkConfig{4, 1024, 2, 16, kResident});
