@@ -138,12 +138,17 @@ TopkConfig complete_resident_config(const TopkProblem& problem, const DeviceProp
 /// against stream 14.5; 8 rows at k = 50, 13.9 against 16.3; 64 rows of 32000 at k = 1024, 21-23
 /// against 40. Where the rows' blocks take several rounds of the SMs, each round pays its
 /// cluster barriers with nothing to overlap them, and streaming wins: 64 rows of 50257 at
-/// k = 256, 45 against 27 us; 64 rows of 128256 at k = 1024, 94 against 61.
+/// k = 256, 45 against 27 us; 64 rows of 128256 at k = 1024, 94 against 61. Clusters of 16
+/// need 16 SMs of one GPC, and an H100 runs 7 of them at once: 8 rows of 151936 took two rounds
+/// (27 us at k = 50, where streaming takes 18.5), which pay off only at k >= 256 (28 against 37).
 TopkAlgorithm choose_topk_algorithm(const TopkProblem& problem, const DeviceProps& device) {
+  constexpr int kWidestCluster = 16, kWidestClustersAtOnce = 7, kLargeK = 256;
   const int cluster = resident_min_cluster(problem, device);
-  if (cluster == 0) return TopkAlgorithm::kStream;
-  return problem.rows * cluster <= device.sm_count ? TopkAlgorithm::kResident
-                                                   : TopkAlgorithm::kStream;
+  if (cluster == 0 || problem.rows * cluster > device.sm_count) return TopkAlgorithm::kStream;
+  if (cluster == kWidestCluster && problem.rows > kWidestClustersAtOnce &&
+      topk_bucket(problem.k) < kLargeK)
+    return TopkAlgorithm::kStream;
+  return TopkAlgorithm::kResident;
 }
 
 }  // namespace
