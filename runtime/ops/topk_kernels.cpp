@@ -93,16 +93,24 @@ std::int64_t resident_slice(const TopkProblem& problem, int cluster, int pack) {
   return (slice_cols(problem, cluster) + pack - 1) / pack * pack;
 }
 
-/// Blocks per row of the resident kernel: enough to hold the row, then more while the rows'
-/// blocks fill at most a quarter of the SMs, up to 16 (0 if no cluster holds the row). H100,
-/// tuner tables: one row of 128256 took 14.5 us over 16 blocks at k = 256; 8 rows at k = 1024
-/// 35.3 us over 8 blocks a row and 50.4 over 16.
+/// Clusters of 16 need 16 SMs of one GPC: an H100 runs 7 of them at once.
+constexpr int kWidestClustersAtOnce = 7;
+
+/// Blocks per row of the resident kernel: enough to hold the row, then more while every row's
+/// blocks still fit the SMs at once and keep 1024 values or more, up to 16 (0 if no cluster
+/// holds the row). More blocks a row split the select's counting and the candidates' sort:
+/// H100, 8 rows of 32000 at k = 1024, 15.1 us over 4 blocks a row, 12.7 over 8; 8 rows of
+/// 50257, 18.3 and 13.7. Clusters of 16 for more rows than run at once take two rounds (8 rows
+/// of 128256 at k = 1024: 27.8 us over 16 blocks a row, 17.4 over 8).
 int choose_resident_cluster(const TopkProblem& problem, const DeviceProps& device) {
   int cluster = resident_min_cluster(problem, device);
   if (cluster == 0) return 0;
-  while (cluster < widest_resident_cluster(device) && problem.rows * cluster * 2 * 4 <= device.sm_count &&
-         slice_cols(problem, cluster * 2) >= 1024)
-    cluster *= 2;
+  const auto fits = [&](int blocks) {
+    return blocks <= widest_resident_cluster(device) &&
+           problem.rows * blocks <= device.sm_count &&
+           (blocks < widest_resident_cluster(device) || problem.rows <= kWidestClustersAtOnce);
+  };
+  while (fits(cluster * 2) && slice_cols(problem, cluster * 2) >= 1024) cluster *= 2;
   return cluster;
 }
 
@@ -138,11 +146,11 @@ TopkConfig complete_resident_config(const TopkProblem& problem, const DeviceProp
 /// against stream 14.5; 8 rows at k = 50, 13.9 against 16.3; 64 rows of 32000 at k = 1024, 21-23
 /// against 40. Where the rows' blocks take several rounds of the SMs, each round pays its
 /// cluster barriers with nothing to overlap them, and streaming wins: 64 rows of 50257 at
-/// k = 256, 45 against 27 us; 64 rows of 128256 at k = 1024, 94 against 61. Clusters of 16
-/// need 16 SMs of one GPC, and an H100 runs 7 of them at once: 8 rows of 151936 took two rounds
-/// (27 us at k = 50, where streaming takes 18.5), which pay off only at k >= 256 (28 against 37).
+/// k = 256, 45 against 27 us; 64 rows of 128256 at k = 1024, 94 against 61. Rows that need
+/// clusters of 16, more of them than run at once, take two rounds: 8 rows of 151936, 27 us at
+/// k = 50 where streaming takes 18.5, which pays off only at k >= 256 (28 against 37).
 TopkAlgorithm choose_topk_algorithm(const TopkProblem& problem, const DeviceProps& device) {
-  constexpr int kWidestCluster = 16, kWidestClustersAtOnce = 7, kLargeK = 256;
+  constexpr int kWidestCluster = 16, kLargeK = 256;
   const int cluster = resident_min_cluster(problem, device);
   if (cluster == 0 || problem.rows * cluster > device.sm_count) return TopkAlgorithm::kStream;
   if (cluster == kWidestCluster && problem.rows > kWidestClustersAtOnce &&

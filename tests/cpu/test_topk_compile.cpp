@@ -130,6 +130,10 @@ TEST_CASE("top-K configs follow the validity rules") {
         kResident);
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 64, 50257, 256), h100).algorithm ==
         kStream);
+  // Blocks a row grow while every row's blocks fit the SMs, short of two rounds of 16-clusters.
+  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 8, 32000, 1000), h100) ==
+        TopkConfig{4, 1024, 1, 8, kResident});
+  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 4, 32000, 50), h100).cluster == 16);
   // 8 rows that need clusters of 16 take two rounds of them: streamed at a small k.
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 8, 151936, 50), h100).algorithm ==
         kStream);
