@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fused softmax + top-K with the row held in registers. A block, or on sm_90 a cluster of up to
 // 16 blocks, loads its row once; every later step reads registers:
-//  1. the online (max, sum) of the row;
-//  2. the row's k-th largest key, by a radix select over 8-bit digits whose histograms are
-//     summed over the cluster through distributed shared memory: one cluster barrier a digit,
-//     and it stops at the first digit that leaves between k and 2 k keys at or above it (two
-//     digits on a language model's logits);
-//  3. each block sorts its keys at or above it and writes the sorted list into every block;
-//     after one cluster barrier each block places its own keys among all the lists by binary
-//     search and writes its winners (topk_ranked_lists.cuh).
+//  1. the online (max, sum) of the row, and each block's largest key;
+//  2. the row's k-th largest key, by a radix select whose counts are summed over the cluster
+//     through distributed shared memory. Its first round takes the top 16 bits at once, over
+//     the two 8-bit bins below the row's largest key, at the cluster barrier that also brings
+//     the statistics; on a language model's logits that round leaves between k and 2 k keys
+//     at or above the chosen bin, and later 8-bit rounds (one cluster barrier each) are rare;
+//  3. those keys written into every block of the cluster, where each block finds the row's
+//     place of its own keys and writes its winners (topk_ranked_lists.cuh).
 // So a few rows spread over many SMs, and a large k costs a sort of each block's share instead
 // of a buffer that keeps overflowing while the row streams by (topk_softmax.cuh, for rows too
 // many to hold).
@@ -183,8 +183,8 @@ __device__ __forceinline__ void publish_counts(unsigned* counts, unsigned* total
 }
 
 /// The block's statistics (in warp 0, which pushes them) and the largest of its
-/// order-preserving bits (0 if it has no element, in every thread), with one block barrier. The bits are exact where the statistics'
-/// max is not: a merge of maxima drops NaN.
+/// order-preserving bits (0 if it has no element; in every thread), with one block barrier. The
+/// bits are exact where the statistics' max is not: a merge of maxima drops NaN.
 template <int Pack, int Threads, int Packs>
 __device__ __forceinline__ TemperedStats block_stats(const ResidentSlice<Pack, Threads, Packs>& s,
                                                      TemperedStats mine, float c,
@@ -303,8 +303,7 @@ __device__ __forceinline__ DigitChoice choose_in_window(const ResidentState& sta
 }
 
 /// The row's threshold: a key with need <= (keys of the row >= it) <= limit; `selected` gets
-/// their count. Every warp of the cluster chooses the same digits from the same totals, in
-/// registers, so no block barrier follows a choice.
+/// their count. Every block chooses the same digits from the same totals.
 ///
 /// The first round takes the top 16 bits at once, over the window of count_window, at the
 /// barrier that also brings every block's statistics: on a language model's logits the k-th
@@ -313,7 +312,8 @@ __device__ __forceinline__ DigitChoice choose_in_window(const ResidentState& sta
 /// select starts over one 8-bit digit a round, counting only keys at or above the block's floor
 /// (block_floor_bits): every bin from the k-th largest key's up holds only such keys, so the
 /// totals of those bins, all a choice reads, are exact, while most keys cost a compare instead
-/// of a histogram update.
+/// of a histogram update; every warp chooses the digit for itself, in registers, so no block
+/// barrier follows the choice.
 /// Totals are kept by round parity. A block reads only its own; the others add into its round-r
 /// totals before the round's barrier, into its round-(r + 1) ones only after it, so it zeroes
 /// the latter, once its warps have read them in round r - 1, before it arrives. The window's
@@ -523,7 +523,8 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
     row_barrier<ClusterBlocks>();
     if (rank == 0 && threadIdx.x == 0) state.gathered = 0;
     int* const places = reinterpret_cast<int*>(staged);  // read by now, if used: reuse it
-    // Counting places every candidate, so that KJIT_TOPK_RENORM needs no exchange of masses.
+    // Placing every candidate where that is cheap (counting few, or one block's own list), so
+    // that KJIT_TOPK_RENORM's mass needs no exchange.
     const bool place_all = ClusterBlocks == 1 || (by_count && (params.flags & kTopkFlagRenorm));
     const int first = place_all ? 0 : at, placed = place_all ? selected : m;
     if (by_count) place_by_count<Threads>(candidates, selected, first, placed, places);

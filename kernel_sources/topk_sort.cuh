@@ -79,29 +79,6 @@ __device__ void shared_pass(TopkKey* keys, int size, int run, int stride) {
   __syncthreads();
 }
 
-/// Sorts 64 keys descending, by places: a key's place is the count of keys above it, or equal
-/// to it at a lower index (the zeros that pad a sort are equal), taken by broadcast reads. Two
-/// warps do it with no barrier between steps: on the H100, 1,300 cycles where the bitonic steps
-/// took 2,300, each a chain of dependent shuffles. `scratch` holds 64 keys.
-template <int Threads>
-__device__ void sort_64_descending(TopkKey* keys, TopkKey* scratch) {
-  static_assert(Threads >= 64, "sort_64_descending: one key a thread");
-  if (threadIdx.x < 64) {
-    const int at = static_cast<int>(threadIdx.x);
-    const TopkKey key = keys[at];
-    int place = 0;
-#pragma unroll 8
-    for (int j = 0; j < 64; ++j) {
-      const TopkKey other = keys[j];
-      place += (other > key || (other == key && j < at)) ? 1 : 0;
-    }
-    scratch[place] = key;
-  }
-  __syncthreads();
-  if (threadIdx.x < 64) keys[threadIdx.x] = scratch[threadIdx.x];
-  __syncthreads();
-}
-
 /// Sorts keys[0, size) descending; size is a power of two. Call with the whole block, after a
 /// barrier that follows the last write to the keys.
 template <int Threads>
