@@ -4,8 +4,8 @@
 //  1. the online (max, sum) of the row, and each block's largest key;
 //  2. the row's k-th largest key, by a radix select whose counts are summed over the cluster
 //     through distributed shared memory. Its first round takes the top 16 bits at once, over
-//     the two 8-bit bins below the row's largest key, at the cluster barrier that also brings
-//     the statistics; on a language model's logits that round leaves between k and 2 k keys
+//     the row's largest key's 8-bit bin and the one below, at the cluster barrier that also
+//     brings the statistics; on a language model's logits that round leaves between k and 2 k keys
 //     at or above the chosen bin, and later 8-bit rounds (one cluster barrier each) are rare;
 //  3. those keys written into every block of the cluster, where each block finds the row's
 //     place of its own keys and writes its winners (topk_ranked_lists.cuh).
