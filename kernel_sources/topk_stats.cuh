@@ -17,11 +17,6 @@ struct TemperedStats {
   __device__ __forceinline__ static float rescaled(float sum, float from, float to, float c) {
     return sum == 0.0f ? 0.0f : sum * fast_exp2((from - to) * c);
   }
-  __device__ __forceinline__ void merge(TemperedStats other, float c) {
-    const float to = fmaxf(max, other.max);
-    sum = rescaled(sum, max, to, c) + rescaled(other.sum, other.max, to, c);
-    max = to;
-  }
 };
 
 /// The warp's merged statistics, in every lane: the maximum first, then each lane's sum scaled
