@@ -35,10 +35,7 @@ block_online(const RowParams params) {
   constexpr int kBatchBytes = BlockThreads <= 256 ? 256 : 128;
   constexpr int kPackBytes = PackSize * static_cast<int>(sizeof(In));
   constexpr int kBatch = kBatchBytes / kPackBytes > 0 ? kBatchBytes / kPackBytes : 1;
-  // Two sets of cluster slots, one per row parity: a block writes a row's slots only after the
-  // previous row's cluster barrier, which every block passes only after reading the slots of
-  // the row before it, so one barrier per row is enough.
-  __shared__ float slots[2][2];
+  __shared__ RowSlots slots;  // by row parity: one cluster barrier a row
 
   unsigned rank = 0;
   if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
@@ -59,7 +56,6 @@ block_online(const RowParams params) {
   int parity = 0;
   for (long long row = blockIdx.x / ClusterBlocks; row < params.rows; row += groups, parity ^= 1) {
     const In* in = static_cast<const In*>(params.in) + row * params.in_stride + slice_begin;
-    float* slot = slots[parity];
     float first = Math::first_identity();
     float finished = 0.0f;
     if constexpr (Math::kTwoStats) {
@@ -78,7 +74,7 @@ block_online(const RowParams params) {
         }
       }
       stats = block_merge<BlockThreads>(stats);
-      if constexpr (ClusterBlocks > 1) stats = cluster_merge<ClusterBlocks>(stats, slot);
+      if constexpr (ClusterBlocks > 1) stats = cluster_merge<ClusterBlocks>(stats, slots, parity);
       first = stats.max;
       finished = Math::finish(stats.sum);
     } else {
@@ -91,7 +87,7 @@ block_online(const RowParams params) {
           for (int i = 0; i < PackSize; ++i)
             first = typename Math::FirstOp()(first, Math::first_term(raw[b].at(i)));
       }
-      first = row_all_reduce<BlockThreads, ClusterBlocks>(first, slot, typename Math::FirstOp());
+      first = row_all_reduce<BlockThreads, ClusterBlocks>(first, slots, parity, typename Math::FirstOp());
     }
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride + slice_begin;
     for (int base = threadIdx.x; base < kPacks; base += BlockThreads * kBatch) {

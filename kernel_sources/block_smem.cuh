@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The row kept in (dynamic, opt-in above 48 KB) shared memory in its input type: one read of
-// global memory, then the statistics and the output from shared memory. With ClusterBlocks == 1
+// global memory that also keeps the running statistics, then the output from shared memory. With ClusterBlocks == 1
 // one block holds a whole row; with more (sm_90 clusters) each block holds a slice and the
 // row's statistics are combined through distributed shared memory. Registers stay few, so an
 // SM holds several such blocks and one block's barriers overlap another's loads.
@@ -26,7 +26,7 @@ block_smem(const RowParams params) {
   constexpr int kPacks = kSliceCols / PackSize;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Pack<In, PackSize>* cached = reinterpret_cast<Pack<In, PackSize>*>(smem_raw);
-  __shared__ float slots[2];
+  __shared__ RowSlots slots;  // by row parity: one cluster barrier a row
 
   unsigned rank = 0;
   if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
@@ -35,9 +35,11 @@ block_smem(const RowParams params) {
   // Blocks (or clusters) stay resident and walk the rows; all blocks of a cluster run the same
   // iterations, so the cluster barriers always match.
   const long long groups = gridDim.x / ClusterBlocks;
-  for (long long row = blockIdx.x / ClusterBlocks; row < params.rows; row += groups) {
+  int parity = 0;
+  for (long long row = blockIdx.x / ClusterBlocks; row < params.rows; row += groups, parity ^= 1) {
     const In* in = static_cast<const In*>(params.in) + row * params.in_stride + slice_begin;
     float first = Math::first_identity();
+    OnlineStats stats = OnlineStats::empty();  // softmax family: (max, sum) in the same pass
     // Loads go out kBatch at a time before any is stored, so each thread keeps several in flight.
     constexpr int kBatch = 4;
     for (int base = threadIdx.x; base < kPacks; base += BlockThreads * kBatch) {
@@ -53,28 +55,26 @@ block_smem(const RowParams params) {
         const int p = base + b * BlockThreads;
         Pack<In, PackSize> raw;
 #pragma unroll
-        for (int i = 0; i < PackSize; ++i) {
-          raw.v[i] = from_float<In>(v[b][i]);  // exact: v came from In
-          first = typename Math::FirstOp()(first, Math::first_term(v[b][i]));
-        }
+        for (int i = 0; i < PackSize; ++i) raw.v[i] = from_float<In>(v[b][i]);  // exact: v came from In
         if (p < kPacks) cached[p] = raw;
+        if constexpr (Math::kTwoStats) {
+          stats.add<PackSize>(v[b]);
+        } else {
+#pragma unroll
+          for (int i = 0; i < PackSize; ++i)
+            first = typename Math::FirstOp()(first, Math::first_term(v[b][i]));
+        }
       }
     }
-    first = row_all_reduce<BlockThreads, ClusterBlocks>(first, &slots[0], typename Math::FirstOp());
     float finished = 0.0f;
     if constexpr (Math::kTwoStats) {
-      float sum = 0.0f;
-      for (int p = threadIdx.x; p < kPacks; p += BlockThreads) {
-        const Pack<In, PackSize> raw = cached[p];
-#pragma unroll
-        for (int i = 0; i < PackSize; ++i)
-          if (p * PackSize + i < slice_cols) sum += Math::second_term(to_float(raw.v[i]), first);
-      }
-      finished = Math::finish(row_all_reduce<BlockThreads, ClusterBlocks>(sum, &slots[1], SumOp()));
+      stats = block_merge<BlockThreads>(stats);
+      if constexpr (ClusterBlocks > 1) stats = cluster_merge<ClusterBlocks>(stats, slots, parity);
+      first = stats.max;
+      finished = Math::finish(stats.sum);
+    } else {
+      first = row_all_reduce<BlockThreads, ClusterBlocks>(first, slots, parity, typename Math::FirstOp());
     }
-    // No block may overwrite its slots for the next row, or leave, while another block of the
-    // cluster can still read them; the wait comes after the stores so they overlap.
-    if constexpr (ClusterBlocks > 1) cluster_arrive();
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride + slice_begin;
     for (int p = threadIdx.x; p < kPacks; p += BlockThreads) {
       const Pack<In, PackSize> raw = cached[p];
@@ -86,8 +86,12 @@ block_smem(const RowParams params) {
     if constexpr (Op == kOpReduceScale) {
       if (params.scale_out != nullptr && rank == 0 && threadIdx.x == 0) params.scale_out[row] = first;
     }
-    if constexpr (ClusterBlocks > 1) cluster_wait();
     __syncthreads();  // the next row overwrites the cache
+  }
+  // No block may leave while another can still read its slots.
+  if constexpr (ClusterBlocks > 1) {
+    cluster_arrive();
+    cluster_wait();
   }
 }
 

@@ -24,7 +24,7 @@ cluster_regs(const RowParams params) {
       ((Cols + ClusterBlocks - 1) / ClusterBlocks + PackSize - 1) / PackSize * PackSize;
   constexpr int kPacks = (kSliceCols + BlockThreads * PackSize - 1) / (BlockThreads * PackSize);
   static_assert(kPacks * PackSize <= 64, "cluster_regs: at most 64 values per thread");
-  __shared__ float slots[2];
+  __shared__ RowSlots slots;  // by row parity: one cluster barrier a row
 
   const unsigned rank = cluster_block_rank();
   const int slice_begin = static_cast<int>(rank) * kSliceCols;
@@ -32,53 +32,38 @@ cluster_regs(const RowParams params) {
   // Clusters stay resident and walk the rows: cluster scheduling is costly, and every block of a
   // cluster runs the same number of iterations, so the cluster barriers always match.
   const long long clusters = gridDim.x / ClusterBlocks;
-  for (long long row = blockIdx.x / ClusterBlocks; row < params.rows; row += clusters) {
-      const In* in = static_cast<const In*>(params.in) + row * params.in_stride;
-
-      float v[kPacks][PackSize];
-      float first = Math::first_identity();
-    #pragma unroll
-      for (int p = 0; p < kPacks; ++p) {
-        const int col = slice_begin + (p * BlockThreads + threadIdx.x) * PackSize;
-        load_pack<In, PackSize>(in, col, slice_end, Math::first_identity(), v[p]);
-    #pragma unroll
-        for (int i = 0; i < PackSize; ++i)
-          first = typename Math::FirstOp()(first, Math::first_term(v[p][i]));
-      }
-      first = block_all_reduce<BlockThreads>(first, typename Math::FirstOp());
-      if (threadIdx.x == 0) slots[0] = first;
-      cluster_arrive();
-      cluster_wait();
-    first = reduce_cluster_slots<ClusterBlocks>(&slots[0], typename Math::FirstOp());
-    float finished = 0.0f;
-    if constexpr (Math::kTwoStats) {
-      float sum = 0.0f;
+  int parity = 0;
+  for (long long row = blockIdx.x / ClusterBlocks; row < params.rows; row += clusters, parity ^= 1) {
+    const In* in = static_cast<const In*>(params.in) + row * params.in_stride;
+    float v[kPacks][PackSize];
+    float first = Math::first_identity();
 #pragma unroll
-      for (int p = 0; p < kPacks; ++p) {
+    for (int p = 0; p < kPacks; ++p) {
+      const int col = slice_begin + (p * BlockThreads + threadIdx.x) * PackSize;
+      load_pack<In, PackSize>(in, col, slice_end, Math::first_identity(), v[p]);
 #pragma unroll
-        for (int i = 0; i < PackSize; ++i) {
-          const int col = slice_begin + (p * BlockThreads + threadIdx.x) * PackSize + i;
-          const float e = col < slice_end ? Math::second_term(v[p][i], first) : 0.0f;
-          if (Op == kOpSoftmax) v[p][i] = e;
-          sum += e;
-        }
-      }
-      sum = block_all_reduce<BlockThreads>(sum, SumOp());
-      if (threadIdx.x == 0) slots[1] = sum;
-      cluster_arrive();
-      cluster_wait();
-      finished = Math::finish(reduce_cluster_slots<ClusterBlocks>(&slots[1], SumOp()));
+      for (int i = 0; i < PackSize; ++i)
+        first = typename Math::FirstOp()(first, Math::first_term(v[p][i]));
     }
-    // No block may leave, or overwrite its slots for the next row, while another can still read
-    // them; the wait sits at the very end so the stores overlap with the slower blocks' reads.
-    cluster_arrive();
+    float finished = 0.0f, factor = 0.0f;
+    if constexpr (Math::kTwoStats) {
+      // One exchange: each thread's (max, sum) against its own max, merged over the cluster.
+      const float own_max = first;
+      OnlineStats row_stats = block_merge<BlockThreads>(OnlineStats{own_max, Math::own_sum(v, own_max)});
+      row_stats = cluster_merge<ClusterBlocks>(row_stats, slots, parity);
+      first = row_stats.max;
+      finished = Math::finish(row_stats.sum);
+      if constexpr (Op == kOpSoftmax) factor = Math::own_factor(own_max, first, finished);
+    } else {
+      first = row_all_reduce<BlockThreads, ClusterBlocks>(first, slots, parity, typename Math::FirstOp());
+    }
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
 #pragma unroll
     for (int p = 0; p < kPacks; ++p) {
       float o[PackSize];
 #pragma unroll
       for (int i = 0; i < PackSize; ++i) {
-        if constexpr (Op == kOpSoftmax) o[i] = Math::apply_exp(v[p][i], finished);
+        if constexpr (Op == kOpSoftmax) o[i] = Math::apply_exp(v[p][i], factor);
         else o[i] = Math::apply(v[p][i], first, finished);
       }
       store_pack<Out, PackSize>(out, slice_begin + (p * BlockThreads + threadIdx.x) * PackSize,
@@ -87,8 +72,11 @@ cluster_regs(const RowParams params) {
     if constexpr (Op == kOpReduceScale) {
       if (params.scale_out != nullptr && rank == 0 && threadIdx.x == 0) params.scale_out[row] = first;
     }
-    cluster_wait();
   }
+  // No block may leave while another can still read its slots: distributed shared memory of a
+  // block that has exited is gone.
+  cluster_arrive();
+  cluster_wait();
 }
 
 }  // namespace kjit

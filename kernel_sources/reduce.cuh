@@ -164,18 +164,47 @@ __device__ __forceinline__ float reduce_cluster_slots(const float* slot, Op op) 
   return warp_all_reduce<32>(v, op);
 }
 
+/// Each cluster block's statistics of a row (up to two), in two sets by row parity: a block
+/// writes a row's set only after the previous row's cluster barrier, which every block passes
+/// only after reading the set of the row before it, so one cluster barrier a row is enough.
+/// Kernels with a barrier closing every row use parity 0 only.
+struct RowSlots {
+  float values[2][2];  // [parity][statistic]
+
+  __device__ __forceinline__ void publish(int parity, int which, float value) {
+    values[parity][which] = value;
+  }
+  /// Statistic `which` of block `rank`'s set. The offset is added in the cluster's address
+  /// space to the array's own address: mapping a pointer that carries a run-time offset made
+  /// loads that faulted with misaligned addresses on the H100 (CUDA 13.0).
+  __device__ __forceinline__ float remote(int parity, int which, unsigned rank) const {
+    return load_cluster_f32(cluster_address(&values[0][0], rank) +
+                            static_cast<unsigned>((parity * 2 + which) * sizeof(float)));
+  }
+};
+
+/// Combines statistic `which` of every cluster block (published, cluster barrier passed): every
+/// warp reads the Blocks values with one lane each, so no extra block barrier is needed.
+template <int Blocks, typename Op>
+__device__ __forceinline__ float reduce_cluster_slots(const RowSlots& slots, int parity, int which, Op op) {
+  static_assert(Blocks >= 1 && Blocks <= 32, "a cluster holds at most 32 blocks here");
+  const unsigned lane = threadIdx.x % 32;
+  float v = lane < Blocks ? slots.remote(parity, which, lane) : Op::identity();
+  return warp_all_reduce<32>(v, op);
+}
+
 /// Reduces `value` over the block and then, for ClusterBlocks > 1, over the cluster through
-/// `slot` (one shared float per statistic, written by thread 0).
+/// statistic 0 of `slots` (written by thread 0).
 template <int BlockThreads, int ClusterBlocks, typename Op>
-__device__ __forceinline__ float row_all_reduce(float value, float* slot, Op op) {
+__device__ __forceinline__ float row_all_reduce(float value, RowSlots& slots, int parity, Op op) {
   value = block_all_reduce<BlockThreads>(value, op);
   if constexpr (ClusterBlocks == 1) {
     return value;
   } else {
-    if (threadIdx.x == 0) *slot = value;
+    if (threadIdx.x == 0) slots.publish(parity, 0, value);
     cluster_arrive();
     cluster_wait();
-    return reduce_cluster_slots<ClusterBlocks>(slot, op);
+    return reduce_cluster_slots<ClusterBlocks>(slots, parity, 0, op);
   }
 }
 

@@ -27,8 +27,33 @@ struct SoftmaxFamily {
   __device__ __forceinline__ static float apply(float x, float max, float finished) {
     return Op == kOpSoftmax ? fast_exp(x - max) * finished : (x - max) - finished;
   }
-  /// Same as apply, for a value that already holds exp(x - max) (softmax only).
-  __device__ __forceinline__ static float apply_exp(float e, float finished) { return e * finished; }
+  /// Sum of exp(x - own_max) over one thread's values, own_max being the largest of them, so
+  /// the sum needs no exchange first: a row then takes one exchange of (max, sum) pairs instead
+  /// of a max and then a sum. Softmax keeps each exp in place of its value (see own_factor).
+  /// A thread of only -inf (or padding past the row, filled with -inf) takes exps against 0,
+  /// which are 0, rather than exp(-inf - -inf) = NaN.
+  template <int Packs, int N>
+  __device__ __forceinline__ static float own_sum(float (&v)[Packs][N], float own_max) {
+    const float reference = own_max == neg_inf() ? 0.0f : own_max;
+    float sum = 0.0f;
+#pragma unroll
+    for (int p = 0; p < Packs; ++p) {
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        const float e = fast_exp(v[p][i] - reference);
+        if (Op == kOpSoftmax) v[p][i] = e;
+        sum += e;
+      }
+    }
+    return sum;
+  }
+  /// Softmax: what turns a thread's exp(x - own_max) into exp(x - max) / sum. A thread holding
+  /// only -inf (or padding) has exps of 0; in a row of only -inf, 0 * (1 / 0) gives NaN, as torch.
+  __device__ __forceinline__ static float own_factor(float own_max, float max, float finished) {
+    return (own_max == neg_inf() ? 0.0f : fast_exp(own_max - max)) * finished;
+  }
+  /// Same as apply, for a value that already holds exp(x - own max) (softmax only).
+  __device__ __forceinline__ static float apply_exp(float e, float factor) { return e * factor; }
 };
 
 template <> struct RowMath<kOpSoftmax> : SoftmaxFamily<kOpSoftmax> {};
@@ -110,20 +135,20 @@ __device__ __forceinline__ OnlineStats block_merge(OnlineStats s) {
   return result;
 }
 
-/// Merges (max, sum) over the cluster: each block's thread 0 publishes its pair in `slot`,
-/// every warp then reads all of them. The caller must not overwrite `slot` until every block
-/// has read it (the cluster barrier that closes each tile).
+/// Merges (max, sum) over the cluster: each block's thread 0 publishes its pair in its set of
+/// `slots` for this parity, every warp then reads all of them (see RowSlots for when a set may
+/// be written again).
 template <int ClusterBlocks>
-__device__ __forceinline__ OnlineStats cluster_merge(OnlineStats s, float* slot) {
-  if (threadIdx.x == 0) { slot[0] = s.max; slot[1] = s.sum; }
+__device__ __forceinline__ OnlineStats cluster_merge(OnlineStats s, RowSlots& slots, int parity) {
+  if (threadIdx.x == 0) {
+    slots.publish(parity, 0, s.max);
+    slots.publish(parity, 1, s.sum);
+  }
   cluster_arrive();
   cluster_wait();
   const unsigned lane = threadIdx.x % 32;
   OnlineStats mine = OnlineStats::empty();
-  if (lane < ClusterBlocks) {
-    mine.max = load_cluster_f32(cluster_address(&slot[0], lane));
-    mine.sum = load_cluster_f32(cluster_address(&slot[1], lane));
-  }
+  if (lane < ClusterBlocks) mine = {slots.remote(parity, 0, lane), slots.remote(parity, 1, lane)};
   return warp_merge<32>(mine);
 }
 

@@ -9,8 +9,18 @@
 
 namespace kjit {
 
+/// Blocks an SM should hold, told to the compiler for threads of more than 32 values: as many
+/// as 64K registers hold at the values plus 16 (addresses, statistics). Left alone, it gave
+/// threads of 64 values 128-150 registers (two blocks of 256 an SM instead of three).
+template <int Cols, int PackSize, int GroupThreads, int BlockThreads>
+struct RowRegsOccupancy {
+  static constexpr int kValues = (Cols + GroupThreads * PackSize - 1) / (GroupThreads * PackSize) * PackSize;
+  static constexpr int kByRegisters = 65536 / (BlockThreads * (kValues + 16));
+  static constexpr int kMinBlocks = kValues > 32 && kByRegisters > 1 ? kByRegisters : 0;
+};
+
 template <int Op, typename IoTypes, int Cols, int PackSize, int GroupThreads, int BlockThreads>
-__global__ void __launch_bounds__(BlockThreads)
+__global__ void __launch_bounds__(BlockThreads, RowRegsOccupancy<Cols, PackSize, GroupThreads, BlockThreads>::kMinBlocks)
 row_regs(const RowParams params) {
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
@@ -29,7 +39,7 @@ row_regs(const RowParams params) {
                               threadIdx.x / GroupThreads;
   const long long row_step = static_cast<long long>(gridDim.x) * kGroupsPerBlock;
   // Every thread of a block runs the same number of iterations, so block-wide barriers inside
-  // group_all_reduce are reached by all threads; rows past the end are computed but not stored.
+  // the group reductions are reached by all threads; rows past the end are computed but not stored.
   const long long rows_rounded = (params.rows + row_step - 1) / row_step * row_step;
   for (long long row = first_row; row < rows_rounded; row += row_step) {
     const bool live = row < params.rows;
@@ -44,22 +54,24 @@ row_regs(const RowParams params) {
       for (int i = 0; i < PackSize; ++i)
         first = typename Math::FirstOp()(first, Math::first_term(v[p][i]));
     }
-    first = group_all_reduce<GroupThreads, BlockThreads>(first, typename Math::FirstOp());
-    float finished = 0.0f;
+    float finished = 0.0f, factor = 0.0f;
     if constexpr (Math::kTwoStats) {
-      float sum = 0.0f;
-#pragma unroll
-      for (int p = 0; p < kPacks; ++p) {
-#pragma unroll
-        for (int i = 0; i < PackSize; ++i) {
-          const int col = (p * GroupThreads + lane) * PackSize + i;
-          const float e = col < Cols ? Math::second_term(v[p][i], first) : 0.0f;
-          if (Op == kOpSoftmax) v[p][i] = e;
-          sum += e;
-        }
+      float own_max = first;
+      OnlineStats row_stats;
+      if constexpr (GroupThreads <= 32) {
+        // Within a warp, a max and then a sum take fewer instructions than merging (max, sum)
+        // pairs, which costs exponentials at every step.
+        own_max = warp_all_reduce<GroupThreads>(own_max, MaxOp());
+        row_stats = {own_max, warp_all_reduce<GroupThreads>(Math::own_sum(v, own_max), SumOp())};
+      } else {
+        // Across warps, one exchange instead of two: each thread's (max, sum) against its own max.
+        row_stats = block_merge<BlockThreads>(OnlineStats{own_max, Math::own_sum(v, own_max)});
       }
-      sum = group_all_reduce<GroupThreads, BlockThreads>(sum, SumOp());
-      finished = Math::finish(sum);
+      first = row_stats.max;
+      finished = Math::finish(row_stats.sum);
+      if constexpr (Op == kOpSoftmax) factor = Math::own_factor(own_max, first, finished);
+    } else {
+      first = group_all_reduce<GroupThreads, BlockThreads>(first, typename Math::FirstOp());
     }
     if (!live) continue;
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
@@ -68,7 +80,7 @@ row_regs(const RowParams params) {
       float o[PackSize];
 #pragma unroll
       for (int i = 0; i < PackSize; ++i) {
-        if constexpr (Op == kOpSoftmax) o[i] = Math::apply_exp(v[p][i], finished);
+        if constexpr (Op == kOpSoftmax) o[i] = Math::apply_exp(v[p][i], factor);
         else o[i] = Math::apply(v[p][i], first, finished);
       }
       store_pack<Out, PackSize>(out, (p * GroupThreads + lane) * PackSize, Cols, o);

@@ -86,7 +86,7 @@ row_stream(const RowParams params) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   In* stages = reinterpret_cast<In*>(smem_raw);  // [kStages][kRowsPerTile][kSliceCols]
   __shared__ BulkBarrier landed[kStages];
-  __shared__ float slots[2];                     // this block's statistics, for the cluster
+  __shared__ RowSlots slots;                     // this block's statistics (parity 0: a barrier closes each tile)
 
   unsigned rank = 0;
   if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
@@ -140,13 +140,13 @@ row_stream(const RowParams params) {
       OnlineStats stats = Stats::online(packs, cols);
       if constexpr (kRowsPerTile > 1) stats = warp_merge<GroupThreads>(stats);
       else stats = block_merge<BlockThreads>(stats);
-      if constexpr (ClusterBlocks > 1) stats = cluster_merge<ClusterBlocks>(stats, slots);
+      if constexpr (ClusterBlocks > 1) stats = cluster_merge<ClusterBlocks>(stats, slots, 0);
       first = stats.max;
       finished = Math::finish(stats.sum);
     } else {
       first = Stats::first(packs, cols);
       if constexpr (kRowsPerTile > 1) first = warp_all_reduce<GroupThreads>(first, typename Math::FirstOp());
-      else first = row_all_reduce<BlockThreads, ClusterBlocks>(first, slots, typename Math::FirstOp());
+      else first = row_all_reduce<BlockThreads, ClusterBlocks>(first, slots, 0, typename Math::FirstOp());
     }
 
     if (live) {

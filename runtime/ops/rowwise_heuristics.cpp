@@ -306,12 +306,17 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
   }
   // Many rows that one block holds in registers. Measured on the H100: a block per row beats
   // a cluster per row up to 32K f32 columns (93 vs 105 us at 1024x32000); 16-bit rows that
-  // need all 1024 threads go faster streamed through shared memory (53 vs 60 us, bf16).
+  // need all 1024 threads go faster streamed through shared memory (53 vs 60 us, bf16), and
+  // those that need 512 go faster on 256 threads of up to 64 values (bf16 2048x16384: 45 vs
+  // 50 us; fp32 rows run the same either way).
   if (KernelConfig regs = fit_block(Algorithm::kBlockRegs, p, pack);
       fits_registers(regs, p.cols, kMaxValuesPerThread)) {
     const KernelConfig stream{Algorithm::kStream, pack, 256, 256, 1};
     if (clusters && half_input && regs.threads == 1024 && why_not_rowwise(p, d, stream).empty())
       return stream;
+    if (half_input && regs.threads == 512 && fits_registers({Algorithm::kBlockRegs, pack, 256, 256, 1}, p.cols,
+                                                            kHardMaxValuesPerThread))
+      regs.threads = regs.group = 256;
     return regs;
   }
   // Rows too wide for one block's registers, measured on the H100 at 512x65536 and 64x262144.
@@ -350,9 +355,14 @@ void add_register_candidates(const RowwiseProblem& p, int pack, std::vector<Kern
     out.push_back(warp);
     out.push_back({Algorithm::kWarp, pack, 256, warp.group, 1});
   }
-  if (p.cols > 32 * pack)  // narrower rows leave most of a block idle
-    for (int threads : register_threads(p.cols, pack))
-      out.push_back({Algorithm::kBlockRegs, pack, threads, threads, 1});
+  if (p.cols <= 32 * pack) return;  // narrower rows leave most of a block idle
+  for (int threads : register_threads(p.cols, pack))
+    out.push_back({Algorithm::kBlockRegs, pack, threads, threads, 1});
+  // Up to 64 values a thread at 256 threads: three blocks an SM still fit (80 registers).
+  // Measured on the H100 at bf16 2048x16384: 45 us against 50 at 512 threads.
+  const std::int64_t values = values_per_thread(p.cols, pack, 256);
+  if (values > kMaxValuesPerThread && values <= kHardMaxValuesPerThread)
+    out.push_back({Algorithm::kBlockRegs, pack, 256, 256, 1});
 }
 
 void add_cluster_candidates(const RowwiseProblem& p, const DeviceProps& d, int pack,

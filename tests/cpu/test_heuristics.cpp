@@ -118,6 +118,24 @@ TEST_CASE("the pick is deterministic") {
   CHECK(rowwise_candidates(p, device) == rowwise_candidates(p, device));
 }
 
+TEST_CASE("16-bit rows a block holds take the fewest threads of up to 64 values") {
+  const DeviceProps device = nominal_device(90);
+  const RowwiseProblem bf16{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 2048, 16384, 8};
+  const KernelConfig chosen = choose_rowwise_config(bf16, device);
+  CHECK(chosen.algorithm == Algorithm::kBlockRegs);
+  CHECK(chosen.threads == 256);
+  CHECK(why_not_rowwise(bf16, device, chosen) == "");
+  // fp32 rows of the same width keep their 16 to 32 values a thread.
+  const RowwiseProblem f32{RowOp::kSoftmax, DType::kF32, DType::kF32, 2048, 16384, 4};
+  CHECK(choose_rowwise_config(f32, device).threads >= 512);
+  // The 64-value layout is a tuning candidate for both.
+  for (const RowwiseProblem& p : {bf16, f32}) {
+    const auto candidates = rowwise_candidates(p, device);
+    CHECK(std::find(candidates.begin(), candidates.end(),
+                    KernelConfig{Algorithm::kBlockRegs, p.max_pack, 256, 256, 1}) != candidates.end());
+  }
+}
+
 TEST_CASE("nominal devices look like their archs") {
   const DeviceProps a100 = nominal_device(80);
   const DeviceProps h100 = nominal_device(90);

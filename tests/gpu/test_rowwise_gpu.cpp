@@ -196,7 +196,22 @@ std::vector<KernelConfig> online_layouts(int pack) {
   return layouts;
 }
 
-TEST_CASE("every stream and block_online layout matches the reference") {
+// The row held over a cluster (registers, shared memory) at every cluster size, several rows
+// per cluster where rows outnumber the resident clusters; and a block per row at 256 threads,
+// up to 64 values a thread in registers, a tuning candidate the forced configs above miss.
+std::vector<KernelConfig> cluster_and_block_layouts(int pack) {
+  std::vector<KernelConfig> layouts;
+  for (int threads : {128, 512})
+    for (int cluster : {2, 4, 8, 16}) {
+      layouts.push_back({Algorithm::kCluster, pack, threads, threads, cluster});
+      layouts.push_back({Algorithm::kClusterSmem, pack, threads, threads, cluster});
+    }
+  layouts.push_back({Algorithm::kBlockRegs, pack, 256, 256, 1});
+  layouts.push_back({Algorithm::kBlockSmem, pack, 256, 256, 1});
+  return layouts;
+}
+
+TEST_CASE("every stream, block_online, cluster and block layout matches the reference") {
   KJIT_REQUIRE_GPU();
   const DeviceProps device = current_device();
   if (device.arch < 90) {
@@ -229,6 +244,7 @@ TEST_CASE("every stream and block_online layout matches the reference") {
       const RowwiseProblem problem{op, args.in_dtype, args.out_dtype, args.rows, args.cols, max_pack_for(args)};
       std::vector<KernelConfig> layouts = stream_layouts(problem.max_pack);
       for (const KernelConfig& config : online_layouts(problem.max_pack)) layouts.push_back(config);
+      for (const KernelConfig& config : cluster_and_block_layouts(problem.max_pack)) layouts.push_back(config);
       for (const KernelConfig& config : layouts)
         if (why_not_rowwise(problem, device, config).empty() &&
             (!filter || (std::string(to_string(op)) + " " + describe(batches.back()->layout()) + " " +
@@ -261,7 +277,7 @@ TEST_CASE("every stream and block_online layout matches the reference") {
       failures.push_back(where + why);
     else ++checked;
   }
-  MESSAGE(checked << " of " << jobs.size() << " stream and block_online calls checked (seed " << seed << ")");
+  MESSAGE(checked << " of " << jobs.size() << " layout calls checked (seed " << seed << ")");
   for (std::size_t i = 0; i < failures.size() && i < 25; ++i) FAIL_CHECK(failures[i]);
   CHECK(failures.empty());
   if (!filter) CHECK(checked > 100);
