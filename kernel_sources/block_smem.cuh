@@ -42,27 +42,26 @@ block_smem(const RowParams params) {
     OnlineStats stats = OnlineStats::empty();  // softmax family: (max, sum) in the same pass
     // Loads go out kBatch at a time before any is stored, so each thread keeps several in flight.
     constexpr int kBatch = 4;
+    const In fill = from_float<In>(Math::first_identity());
     for (int base = threadIdx.x; base < kPacks; base += BlockThreads * kBatch) {
-      float v[kBatch][PackSize];
+      Pack<In, PackSize> raw[kBatch];
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
         const int p = base + b * BlockThreads;
-        load_pack<In, PackSize>(in, p * PackSize, p < kPacks ? slice_cols : 0,
-                                Math::first_identity(), v[b]);
+        raw[b] = load_raw_pack<In, PackSize>(in, p * PackSize, p < kPacks ? slice_cols : 0, fill);
       }
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
-        const int p = base + b * BlockThreads;
-        Pack<In, PackSize> raw;
+        if (base + b * BlockThreads < kPacks) cached[base + b * BlockThreads] = raw[b];
+        float v[PackSize];
 #pragma unroll
-        for (int i = 0; i < PackSize; ++i) raw.v[i] = from_float<In>(v[b][i]);  // exact: v came from In
-        if (p < kPacks) cached[p] = raw;
+        for (int i = 0; i < PackSize; ++i) v[i] = to_float(raw[b].v[i]);
         if constexpr (Math::kTwoStats) {
-          stats.add<PackSize>(v[b]);
+          stats.add<PackSize>(v);
         } else {
 #pragma unroll
           for (int i = 0; i < PackSize; ++i)
-            first = typename Math::FirstOp()(first, Math::first_term(v[b][i]));
+            first = typename Math::FirstOp()(first, Math::first_term(v[i]));
         }
       }
     }
@@ -81,7 +80,7 @@ block_smem(const RowParams params) {
       float o[PackSize];
 #pragma unroll
       for (int i = 0; i < PackSize; ++i) o[i] = Math::apply(to_float(raw.v[i]), first, finished);
-      store_pack<Out, PackSize>(out, p * PackSize, slice_cols, o);
+      store_pack_words<Out, PackSize>(out, p * PackSize, slice_cols, o);
     }
     if constexpr (Op == kOpReduceScale) {
       if (params.scale_out != nullptr && rank == 0 && threadIdx.x == 0) params.scale_out[row] = first;

@@ -28,16 +28,6 @@ __device__ __forceinline__ L2Policy l2_stream_policy() {
   return policy;
 }
 
-/// The bits of a pack of 2, 4, 8 or 16 bytes, as the registers a vector access moves.
-template <typename T, int N>
-union PackBits {
-  static constexpr int kBytes = static_cast<int>(sizeof(Pack<T, N>));
-  static_assert(kBytes == 2 || kBytes == 4 || kBytes == 8 || kBytes == 16, "PackBits: 2..16 bytes");
-  Pack<T, N> pack;
-  unsigned words[kBytes >= 4 ? kBytes / 4 : 1];
-  unsigned short half;
-};
-
 template <typename T, int N>
 __device__ __forceinline__ Pack<T, N> load_with_policy(const Pack<T, N>* src, L2Policy policy) {
   PackBits<T, N> b;

@@ -11,6 +11,49 @@ struct alignas(sizeof(T) * N) Pack {
   T v[N];
 };
 
+/// The bits of a pack of 2, 4, 8 or 16 bytes, as the registers a vector access moves.
+template <typename T, int N>
+union PackBits {
+  static constexpr int kBytes = static_cast<int>(sizeof(Pack<T, N>));
+  static_assert(kBytes == 2 || kBytes == 4 || kBytes == 8 || kBytes == 16, "PackBits: 2..16 bytes");
+  Pack<T, N> pack;
+  unsigned words[kBytes >= 4 ? kBytes / 4 : 1];
+  unsigned short half;
+};
+
+/// N floats converted to T, as the 32-bit words of their pack (16-bit values two to a word, the
+/// lower column in the lower half). N * sizeof(T) is 4, 8 or 16.
+template <typename T, int N>
+__device__ __forceinline__ void pack_words(const float* src, unsigned* words) {
+  if constexpr (sizeof(T) == 4) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) words[i] = __float_as_uint(src[i]);
+  } else {
+    static_assert(sizeof(T) == 2 && N % 2 == 0, "pack_words: 4-byte values or pairs of 2-byte ones");
+#pragma unroll
+    for (int w = 0; w < N / 2; ++w)
+      words[w] = static_cast<unsigned>(from_float<T>(src[2 * w]).bits) |
+                 static_cast<unsigned>(from_float<T>(src[2 * w + 1]).bits) << 16;
+  }
+}
+
+/// Stores N floats converted to T into global memory with one vector store instruction, whatever
+/// the compiler would have made of the pack (see store_pack_words).
+template <typename T, int N>
+__device__ __forceinline__ void store_words(T* dst, const float* src) {
+  constexpr int kBytes = N * static_cast<int>(sizeof(T));
+  static_assert(kBytes == 4 || kBytes == 8 || kBytes == 16, "store_words: 4, 8 or 16 bytes");
+  unsigned words[kBytes / 4];
+  pack_words<T, N>(src, words);
+  if constexpr (kBytes == 16)
+    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};"
+                 ::"l"(dst), "r"(words[0]), "r"(words[1]), "r"(words[2]), "r"(words[3]) : "memory");
+  else if constexpr (kBytes == 8)
+    asm volatile("st.global.v2.u32 [%0], {%1, %2};" ::"l"(dst), "r"(words[0]), "r"(words[1]) : "memory");
+  else
+    asm volatile("st.global.u32 [%0], %1;" ::"l"(dst), "r"(words[0]) : "memory");
+}
+
 /// Loads N elements starting at column `col` of a row of `cols` as floats. Columns past the end
 /// read as `fill`. `row` must be aligned to sizeof(T)*N whenever col + N <= cols.
 template <typename T, int N>
@@ -25,6 +68,17 @@ __device__ __forceinline__ void load_pack(const T* row, int col, int cols, float
   }
 }
 
+/// The N elements at column `col` of a row of `cols` as stored, for copies into shared memory
+/// without a round trip through floats. Columns past the end hold `fill`.
+template <typename T, int N>
+__device__ __forceinline__ Pack<T, N> load_raw_pack(const T* row, int col, int cols, T fill) {
+  if (col + N <= cols) return *reinterpret_cast<const Pack<T, N>*>(row + col);
+  Pack<T, N> p;
+#pragma unroll
+  for (int i = 0; i < N; ++i) p.v[i] = col + i < cols ? row[col + i] : fill;
+  return p;
+}
+
 /// Stores N floats converted to T at column `col`; columns past `cols` are not written.
 template <typename T, int N>
 __device__ __forceinline__ void store_pack(T* row, int col, int cols, const float* src) {
@@ -33,6 +87,23 @@ __device__ __forceinline__ void store_pack(T* row, int col, int cols, const floa
 #pragma unroll
     for (int i = 0; i < N; ++i) p.v[i] = from_float<T>(src[i]);
     *reinterpret_cast<Pack<T, N>*>(row + col) = p;
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      if (col + i < cols) row[col + i] = from_float<T>(src[i]);
+  }
+}
+
+/// store_pack (global memory only) with the whole pack forced into one vector store. In
+/// block_smem's output loop the compiler split packs into narrower stores: eight 2-byte stores
+/// for eight bf16 values, four 4-byte ones for fp32 (on the H100, bf16 2048x16384 121 -> 50 us,
+/// fp32 512x65536 over clusters of 8 108 -> 100 us). Elsewhere it makes the vector stores itself.
+template <typename T, int N>
+__device__ __forceinline__ void store_pack_words(T* row, int col, int cols, const float* src) {
+  if constexpr (N * sizeof(T) < 4) {
+    store_pack<T, N>(row, col, cols, src);
+  } else if (col + N <= cols) {
+    store_words<T, N>(row + col, src);
   } else {
 #pragma unroll
     for (int i = 0; i < N; ++i)

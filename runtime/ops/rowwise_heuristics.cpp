@@ -94,9 +94,8 @@ KernelConfig online_config(int pack, int cluster) {
 ///  - 16-bit rows: two passes, the second read from L2, a block per row or a cluster when rows
 ///    are few (57 and 33, against 66 and 48 streamed);
 ///  - fp32 rows, while they are few: two passes over clusters of 8 (58 against 67 at 64 rows);
-///  - more fp32 rows: softmax as slices in registers over 8 blocks with 8-byte packs (104
-///    against 107), log_softmax and reduce_scale as slices of about 32 KB in shared memory
-///    (log_softmax 116; slices in registers take 95 registers a thread there: 132).
+///  - more fp32 rows: slices of about 32 KB in shared memory over a cluster (softmax 98.5
+///    against 102 with slices in registers over 8 blocks).
 KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int pack) {
   if (size_of(p.in_dtype) == 2) {
     int cluster = 1;  // enough blocks for half the SMs
@@ -104,18 +103,8 @@ KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int 
     return online_config(pack, cluster);
   }
   if (p.rows <= 2 * std::int64_t{d.sm_count}) return online_config(pack, 8);
-  if (p.op != RowOp::kSoftmax) {
-    const int cluster = std::max(2, smallest_cluster(p.cols * size_of(p.in_dtype), 32 * 1024));
-    return {Algorithm::kClusterSmem, pack, 256, 256, cluster};
-  }
-  const int half_pack = std::max(1, pack / 2);
-  for (int cluster : {8, 16}) {
-    const std::int64_t slice = cluster_slice(p.cols, half_pack, cluster);
-    const int threads = std::clamp(pow2_ceil(ceil_div(slice, kMaxValuesPerThread)), 128, 1024);
-    if (values_per_thread(slice, half_pack, threads) <= kMaxValuesPerThread)
-      return {Algorithm::kCluster, half_pack, threads, threads, cluster};
-  }
-  return online_config(pack, 8);
+  const int cluster = std::max(2, smallest_cluster(p.cols * size_of(p.in_dtype), 32 * 1024));
+  return {Algorithm::kClusterSmem, pack, 256, 256, cluster};
 }
 
 KernelConfig fit_warp(const RowwiseProblem& p, int pack) {
