@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The row kept in (dynamic, opt-in above 48 KB) shared memory in its input type: one read of
-// global memory that also keeps the running statistics, then the output from shared memory. With ClusterBlocks == 1
-// one block holds a whole row; with more (sm_90 clusters) each block holds a slice and the
-// row's statistics are combined through distributed shared memory. Registers stay few, so an
-// SM holds several such blocks and one block's barriers overlap another's loads.
+// global memory that also keeps the running statistics, then the output from shared memory.
+// With ClusterBlocks == 1 one block holds a whole row; with more (sm_90 clusters) each block
+// holds a slice and the row's statistics are combined through distributed shared memory.
+// Registers stay few, so an SM holds several such blocks and one block's barriers overlap
+// another's loads.
 #pragma once
 
 #include "pack.cuh"

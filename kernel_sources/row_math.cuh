@@ -18,8 +18,6 @@ struct SoftmaxFamily {
   __device__ __forceinline__ static float first_identity() { return neg_inf(); }
   typedef MaxOp FirstOp;
   __device__ __forceinline__ static float first_term(float x) { return x; }
-  /// exp(x - max), the softmax numerator; a row whose max is -inf or +inf yields NaN, as in torch.
-  __device__ __forceinline__ static float second_term(float x, float max) { return fast_exp(x - max); }
   /// Folds (max, sum) into what `apply` needs: 1/sum for softmax, log(sum) for log-softmax.
   __device__ __forceinline__ static float finish(float sum) {
     return Op == kOpSoftmax ? 1.0f / sum : logf(sum);

@@ -14,7 +14,8 @@ namespace kjit {
 /// threads of 64 values 128-150 registers (two blocks of 256 an SM instead of three).
 template <int Cols, int PackSize, int GroupThreads, int BlockThreads>
 struct RowRegsOccupancy {
-  static constexpr int kValues = (Cols + GroupThreads * PackSize - 1) / (GroupThreads * PackSize) * PackSize;
+  static constexpr int kValues =
+      (Cols + GroupThreads * PackSize - 1) / (GroupThreads * PackSize) * PackSize;
   static constexpr int kByRegisters = 65536 / (BlockThreads * (kValues + 16));
   static constexpr int kMinBlocks = kValues > 32 && kByRegisters > 1 ? kByRegisters : 0;
 };

@@ -86,7 +86,7 @@ row_stream(const RowParams params) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   In* stages = reinterpret_cast<In*>(smem_raw);  // [kStages][kRowsPerTile][kSliceCols]
   __shared__ BulkBarrier landed[kStages];
-  __shared__ RowSlots slots;                     // this block's statistics (parity 0: a barrier closes each tile)
+  __shared__ RowSlots slots;  // this block's statistics (parity 0: a barrier closes each tile)
 
   unsigned rank = 0;
   if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();

@@ -94,8 +94,8 @@ KernelConfig online_config(int pack, int cluster) {
 ///  - 16-bit rows: two passes, the second read from L2, a block per row or a cluster when rows
 ///    are few (57 and 33, against 66 and 48 streamed);
 ///  - fp32 rows, while they are few: two passes over clusters of 8 (58 against 67 at 64 rows);
-///  - more fp32 rows: slices of about 32 KB in shared memory over a cluster (softmax 98.5
-///    against 102 with slices in registers over 8 blocks).
+///  - more fp32 rows: slices of about 32 KB in shared memory over a cluster (softmax 99.8
+///    against 102-103 with slices in registers over 8 blocks).
 KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int pack) {
   if (size_of(p.in_dtype) == 2) {
     int cluster = 1;  // enough blocks for half the SMs
