@@ -109,6 +109,15 @@ __device__ __forceinline__ unsigned cluster_address(const void* local, unsigned 
   return remote_addr;
 }
 
+/// The shared::cluster address of `array[index]` in block `rank`. The offset is added to the
+/// mapped address of the array itself: mapping a pointer that carried a run-time offset
+/// (`&slots[parity][0]`) made loads that faulted with misaligned addresses on the H100 (NVRTC,
+/// CUDA 13.0), so every distributed-shared-memory access here maps a fixed address.
+template <typename T>
+__device__ __forceinline__ unsigned cluster_element(const T* array, unsigned rank, int index) {
+  return cluster_address(array, rank) + static_cast<unsigned>(index) * static_cast<unsigned>(sizeof(T));
+}
+
 __device__ __forceinline__ float load_cluster_f32(unsigned address) {
   float v;
   asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(address) : "memory");
@@ -174,12 +183,9 @@ struct RowSlots {
   __device__ __forceinline__ void publish(int parity, int which, float value) {
     values[parity][which] = value;
   }
-  /// Statistic `which` of block `rank`'s set. The offset is added in the cluster's address
-  /// space to the array's own address: mapping a pointer that carries a run-time offset made
-  /// loads that faulted with misaligned addresses on the H100 (CUDA 13.0).
+  /// Statistic `which` of block `rank`'s set.
   __device__ __forceinline__ float remote(int parity, int which, unsigned rank) const {
-    return load_cluster_f32(cluster_address(&values[0][0], rank) +
-                            static_cast<unsigned>((parity * 2 + which) * sizeof(float)));
+    return load_cluster_f32(cluster_element(&values[0][0], rank, parity * 2 + which));
   }
 };
 

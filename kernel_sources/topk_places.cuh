@@ -60,7 +60,7 @@ __device__ int gather_pool(const TopkKey* lists, const int* list_count, TopkKey 
     const int block = slot / ListCap, at = slot % ListCap;
     got[r] = 0;
     if (slot < kSlots && at < list_count[block])
-      got[r] = load_cluster_u64(cluster_address(lists, static_cast<unsigned>(block)) + 8u * at);
+      got[r] = load_cluster_u64(cluster_element(lists, static_cast<unsigned>(block), at));
   }
   const unsigned lane = threadIdx.x % 32;
 #pragma unroll

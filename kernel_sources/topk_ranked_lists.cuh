@@ -33,7 +33,7 @@ __device__ __forceinline__ void store_everywhere(TopkKey* keys, int at, TopkKey 
     if (first == 0) keys[at] = key;
   } else {
     for (int r = first; r < ClusterBlocks; r += step)
-      store_cluster_u64(cluster_address(keys + at, static_cast<unsigned>(r)), key);
+      store_cluster_u64(cluster_element(keys, static_cast<unsigned>(r), at), key);
   }
 }
 
@@ -119,8 +119,8 @@ __device__ __forceinline__ void publish_list(RankedLists& lists, unsigned rank, 
     lists.begin[0] = at;
     lists.count[0] = m;
   } else {
-    store_cluster_s32(cluster_address(&lists.begin[rank], threadIdx.x), at);
-    store_cluster_s32(cluster_address(&lists.count[rank], threadIdx.x), m);
+    store_cluster_s32(cluster_element(lists.begin, threadIdx.x, static_cast<int>(rank)), at);
+    store_cluster_s32(cluster_element(lists.count, threadIdx.x, static_cast<int>(rank)), m);
   }
 }
 
@@ -129,7 +129,7 @@ template <int ClusterBlocks>
 __device__ __forceinline__ void publish_mass(RankedLists& lists, unsigned rank, float mass) {
   if (threadIdx.x >= ClusterBlocks) return;
   if constexpr (ClusterBlocks == 1) lists.mass[0] = mass;
-  else store_cluster_f32(cluster_address(&lists.mass[rank], threadIdx.x), mass);
+  else store_cluster_f32(cluster_element(lists.mass, threadIdx.x, static_cast<int>(rank)), mass);
 }
 
 /// places[j - first] = the row's place of keys[j], for j in [first, first + count): the keys

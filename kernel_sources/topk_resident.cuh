@@ -164,20 +164,22 @@ __device__ __forceinline__ bool row_window(const ResidentState& state, unsigned&
   return top >= 1 && top - lowest <= 2;
 }
 
-/// Adds this block's counts into every cluster block's `totals` (only bins with keys: a few
-/// of them) and zeroes them for the next count. Call after a barrier that follows the count.
+/// Adds this block's counts into totals[first, first + Bins) of every cluster block (only bins
+/// with keys: a few of them) and zeroes them for the next count. `totals` is the array's own
+/// start, so that the remote addresses are mapped from a fixed one (see cluster_element). Call
+/// after a barrier that follows the count.
 template <int Threads, int ClusterBlocks, int Bins = 256>
-__device__ __forceinline__ void publish_counts(unsigned* counts, unsigned* totals) {
+__device__ __forceinline__ void publish_counts(unsigned* counts, unsigned* totals, int first = 0) {
   for (int b = threadIdx.x; b < Bins; b += Threads) {
     const unsigned count = counts[b];
     if (count == 0) continue;
     counts[b] = 0;
     if constexpr (ClusterBlocks == 1) {
-      totals[b] = count;
+      totals[first + b] = count;
     } else {
 #pragma unroll
       for (int r = 0; r < ClusterBlocks; ++r)
-        reduce_add_cluster_u32(cluster_address(&totals[b], static_cast<unsigned>(r)), count);
+        reduce_add_cluster_u32(cluster_element(totals, static_cast<unsigned>(r), first + b), count);
     }
   }
 }
@@ -223,9 +225,10 @@ __device__ __forceinline__ void push_block_stats(TemperedStats stats, unsigned t
     state.block_sum[0] = stats.sum;
     state.block_top[0] = top;
   } else {
-    store_cluster_f32(cluster_address(&state.block_max[rank], threadIdx.x), stats.max);
-    store_cluster_f32(cluster_address(&state.block_sum[rank], threadIdx.x), stats.sum);
-    store_cluster_u32(cluster_address(&state.block_top[rank], threadIdx.x), top);
+    const int at = static_cast<int>(rank);
+    store_cluster_f32(cluster_element(state.block_max, threadIdx.x, at), stats.max);
+    store_cluster_f32(cluster_element(state.block_sum, threadIdx.x, at), stats.sum);
+    store_cluster_u32(cluster_element(state.block_top, threadIdx.x, at), top);
   }
 }
 
@@ -351,7 +354,7 @@ __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs
     count_digits(slice, shift, prefix, floor, state.counts);
     __syncthreads();
     for (int b = threadIdx.x; b < 256; b += Threads) state.totals[parity ^ 1][b] = 0;
-    publish_counts<Threads, ClusterBlocks>(state.counts, state.totals[parity]);
+    publish_counts<Threads, ClusterBlocks>(state.counts, &state.totals[0][0], parity * 256);
     row_barrier<ClusterBlocks>();
     const DigitChoice choice =
         choose_digit_in_warp(state.totals[parity], prefix, above, need, limit);

@@ -423,7 +423,7 @@ __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
                     load_cluster_f32(cluster_address(&state.block_sum, lane))};
       lane_count = load_cluster_s32(cluster_address(&state.final_count, lane));
       lane_bound = lane_count >= each
-                       ? load_cluster_u64(cluster_address(keys, lane) + 8u * (each - 1))
+                       ? load_cluster_u64(cluster_element(keys, lane, each - 1))
                        : 0;
     }
     stats = warp_merge_tempered(lane_stats, c);
