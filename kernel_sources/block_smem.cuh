@@ -53,7 +53,8 @@ block_smem(const RowParams params) {
       }
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
-        if (base + b * BlockThreads < kPacks) cached[base + b * BlockThreads] = raw[b];
+        const int p = base + b * BlockThreads;
+        if (p < kPacks) cached[p] = raw[b];
         float v[PackSize];
 #pragma unroll
         for (int i = 0; i < PackSize; ++i) v[i] = to_float(raw[b].v[i]);

@@ -100,15 +100,13 @@ __device__ __forceinline__ void store_pack(T* row, int col, int cols, const floa
 /// fp32 512x65536 over clusters of 8 108 -> 100 us). Elsewhere it makes the vector stores itself.
 template <typename T, int N>
 __device__ __forceinline__ void store_pack_words(T* row, int col, int cols, const float* src) {
-  if constexpr (N * sizeof(T) < 4) {
-    store_pack<T, N>(row, col, cols, src);
-  } else if (col + N <= cols) {
-    store_words<T, N>(row + col, src);
-  } else {
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-      if (col + i < cols) row[col + i] = from_float<T>(src[i]);
+  if constexpr (N * sizeof(T) >= 4) {
+    if (col + N <= cols) {
+      store_words<T, N>(row + col, src);
+      return;
+    }
   }
+  store_pack<T, N>(row, col, cols, src);  // the tail (or a pack under 4 bytes)
 }
 
 }  // namespace kjit

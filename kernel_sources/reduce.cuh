@@ -158,18 +158,14 @@ __device__ __forceinline__ unsigned atomic_add_cluster_u32(unsigned address, uns
   return old;
 }
 
-/// Reads the float at the same shared-memory offset as `local` in block `rank` of the cluster.
-__device__ __forceinline__ float load_from_cluster_block(const float* local, unsigned rank) {
-  return load_cluster_f32(cluster_address(local, rank));
-}
-
-/// Combines each cluster block's `slot` (already written, cluster barrier passed): every warp
-/// reads the Blocks slots with one lane each and reduces them, so no extra block barrier is needed.
+/// Combines array[index] of every cluster block (already written, cluster barrier passed):
+/// every warp reads the Blocks values with one lane each and reduces them, so no extra block
+/// barrier is needed.
 template <int Blocks, typename Op>
-__device__ __forceinline__ float reduce_cluster_slots(const float* slot, Op op) {
+__device__ __forceinline__ float reduce_cluster_slots(const float* array, int index, Op op) {
   static_assert(Blocks >= 1 && Blocks <= 32, "a cluster holds at most 32 blocks here");
   const unsigned lane = threadIdx.x % 32;
-  float v = lane < Blocks ? load_from_cluster_block(slot, lane) : Op::identity();
+  float v = lane < Blocks ? load_cluster_f32(cluster_element(array, lane, index)) : Op::identity();
   return warp_all_reduce<32>(v, op);
 }
 
@@ -180,24 +176,18 @@ __device__ __forceinline__ float reduce_cluster_slots(const float* slot, Op op) 
 struct RowSlots {
   float values[2][2];  // [parity][statistic]
 
+  /// Where statistic `which` of the set for `parity` lies, counted from start().
+  __device__ __forceinline__ static int index(int parity, int which) { return parity * 2 + which; }
+  __device__ __forceinline__ const float* start() const { return &values[0][0]; }
+
   __device__ __forceinline__ void publish(int parity, int which, float value) {
     values[parity][which] = value;
   }
   /// Statistic `which` of block `rank`'s set.
   __device__ __forceinline__ float remote(int parity, int which, unsigned rank) const {
-    return load_cluster_f32(cluster_element(&values[0][0], rank, parity * 2 + which));
+    return load_cluster_f32(cluster_element(start(), rank, index(parity, which)));
   }
 };
-
-/// Combines statistic `which` of every cluster block (published, cluster barrier passed): every
-/// warp reads the Blocks values with one lane each, so no extra block barrier is needed.
-template <int Blocks, typename Op>
-__device__ __forceinline__ float reduce_cluster_slots(const RowSlots& slots, int parity, int which, Op op) {
-  static_assert(Blocks >= 1 && Blocks <= 32, "a cluster holds at most 32 blocks here");
-  const unsigned lane = threadIdx.x % 32;
-  float v = lane < Blocks ? slots.remote(parity, which, lane) : Op::identity();
-  return warp_all_reduce<32>(v, op);
-}
 
 /// Reduces `value` over the block and then, for ClusterBlocks > 1, over the cluster through
 /// statistic 0 of `slots` (written by thread 0).
@@ -210,7 +200,7 @@ __device__ __forceinline__ float row_all_reduce(float value, RowSlots& slots, in
     if (threadIdx.x == 0) slots.publish(parity, 0, value);
     cluster_arrive();
     cluster_wait();
-    return reduce_cluster_slots<ClusterBlocks>(slots, parity, 0, op);
+    return reduce_cluster_slots<ClusterBlocks>(slots.start(), RowSlots::index(parity, 0), op);
   }
 }
 

@@ -31,7 +31,7 @@ row_regs(const RowParams params) {
                 "row_regs: a group is part of a warp or the whole block");
   static_assert(PackSize * sizeof(In) <= 16 && PackSize * sizeof(Out) <= 16,
                 "row_regs: a pack is at most 16 bytes");
-  constexpr int kPacks = (Cols + GroupThreads * PackSize - 1) / (GroupThreads * PackSize);
+  constexpr int kPacks = RowRegsOccupancy<Cols, PackSize, GroupThreads, BlockThreads>::kValues / PackSize;
   static_assert(kPacks * PackSize <= 64, "row_regs: at most 64 values per thread in registers");
   constexpr int kGroupsPerBlock = BlockThreads / GroupThreads;
 

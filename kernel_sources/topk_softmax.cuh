@@ -268,7 +268,7 @@ __device__ float row_top_sum(float mine, TopkBlockState& state) {
     if (threadIdx.x == 0) state.top_sum = block;
     cluster_arrive();
     cluster_wait();
-    return reduce_cluster_slots<ClusterBlocks>(&state.top_sum, SumOp());
+    return reduce_cluster_slots<ClusterBlocks>(&state.top_sum, 0, SumOp());
   }
 }
 
