@@ -8,16 +8,6 @@
 
 namespace kjit {
 
-/// Shared scratch of the selection functions.
-struct SelectScratch {
-  unsigned histogram[256];
-  TopkKey prefix;      ///< the digits fixed so far
-  TopkKey threshold;   ///< the answer, once `done`
-  int above;           ///< keys whose digits so far beat `prefix`
-  int done;
-  int kept;
-};
-
 /// Counts one digit per lane (where `counts`) into a 256-bin shared histogram. Keys crowd into
 /// few bins (the exponent's): the warp adds its two most common digits with one atomic each,
 /// and the stragglers one by one. Call with the whole warp.
@@ -61,33 +51,6 @@ __device__ __forceinline__ unsigned load_lane_span(const unsigned* histogram, in
 __device__ __forceinline__ unsigned load_lane_bins(const unsigned* histogram, unsigned (&bins)[8],
                                                    unsigned& lane_total) {
   return load_lane_span<8>(histogram, 0, 255, bins, lane_total);
-}
-
-/// Warp 0's step of a block-wide radix select. Finds the highest digit d such that `above`
-/// plus the keys with a digit >= d reaches `need`, and records the step's outcome in `s` (from
-/// the one lane whose bins hold it).
-__device__ __forceinline__ void choose_digit(SelectScratch& s, const unsigned* histogram,
-                                             int shift, int need, int limit) {
-  const unsigned lane = threadIdx.x;
-  unsigned bins[8], lane_total;
-  const unsigned from_lane_up = load_lane_bins(histogram, bins, lane_total);
-  int running = s.above + static_cast<int>(from_lane_up - lane_total);
-  if (running >= need || running + static_cast<int>(lane_total) < need) return;
-  for (int b = 7; b >= 0; --b) {
-    const int with_bin = running + static_cast<int>(bins[b]);
-    if (with_bin >= need) {
-      const TopkKey prefix = (s.prefix << 8) | static_cast<TopkKey>(lane * 8 + b);
-      if (with_bin <= limit) {
-        s.threshold = prefix << shift;
-        s.done = 1;
-      } else {
-        s.prefix = prefix;
-        s.above = running;
-      }
-      return;
-    }
-    running = with_bin;
-  }
 }
 
 /// One digit of a radix select, the same in every lane of the warp that chose it.
@@ -145,18 +108,122 @@ __device__ __forceinline__ DigitChoice choose_digit_in_warp(const unsigned* hist
   return choose_in_span<8>(histogram, 0, 255, prefix << 8, above, need, limit);
 }
 
+/// The first round of a select reads the top 16 bits of the keys at once (an fp32 value's sign,
+/// exponent and 7 mantissa bits) over this many bins down from the largest key's: 8 binary
+/// orders of magnitude, where the k-th largest of a row of logits lies.
+constexpr int kKeyWindowBins = 1024;
+
+/// Shared scratch of the selection functions.
+struct SelectScratch {
+  unsigned histogram[256];
+  unsigned window[kKeyWindowBins];  ///< the first round's counts; zero on entry to none
+  unsigned warp_top[32];            ///< each warp's largest top 16 bits
+  DigitChoice window_choice;
+  TopkKey prefix;      ///< the digits fixed so far
+  TopkKey threshold;   ///< the answer, once `done`
+  int above;           ///< keys whose digits so far beat `prefix`
+  int done;
+  int kept;
+  int fullest;         ///< window_sort: the most keys in one bin, or more when one lies below
+};
+
+/// The largest top 16 bits of keys[0, n), in every thread; zeroes `s.window` on the way. Ends
+/// with a barrier.
+template <int Threads>
+__device__ unsigned largest_top16(const TopkKey* keys, int n, SelectScratch& s) {
+  for (int b = threadIdx.x; b < kKeyWindowBins; b += Threads) s.window[b] = 0;
+  unsigned top = 0;
+  for (int i = threadIdx.x; i < n; i += Threads) {
+    const unsigned bits = static_cast<unsigned>(keys[i] >> 48);
+    top = bits > top ? bits : top;
+  }
+  top = __reduce_max_sync(0xffffffffu, top);
+  const unsigned lane = threadIdx.x % 32;
+  if (lane == 0) s.warp_top[threadIdx.x / 32] = top;
+  __syncthreads();
+  constexpr unsigned kWarps = Threads / 32;
+  return __reduce_max_sync(0xffffffffu, lane < kWarps ? s.warp_top[lane] : 0u);
+}
+
+/// The lowest top 16 bits of the window below `top`.
+__device__ __forceinline__ unsigned window_lowest(unsigned top) {
+  return top >= kKeyWindowBins - 1 ? top - (kKeyWindowBins - 1) : 0u;
+}
+
+/// A select's first round, over the top 16 bits of the keys in the window below the largest:
+/// one pass where 8-bit digits take two or three, each with its barriers. The outcome is the
+/// same in every thread; not `found` when the need-th key lies below the window.
+template <int Threads>
+__device__ DigitChoice window_round(const TopkKey* keys, int n, int need, int limit,
+                                   SelectScratch& s) {
+  const unsigned lowest = window_lowest(largest_top16<Threads>(keys, n, s));
+  for (int i = threadIdx.x; i < n; i += Threads) {
+    const unsigned bits = static_cast<unsigned>(keys[i] >> 48);
+    if (keys[i] != 0 && bits >= lowest) atomicAdd(&s.window[bits - lowest], 1u);
+  }
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    // 256 bins a step from the top keeps a lane's registers at 8 bins.
+    DigitChoice choice{};
+    int above = 0;
+    for (int first = kKeyWindowBins - 256; first >= 0; first -= 256) {
+      choice = choose_in_span<8>(s.window, first, kKeyWindowBins - 1, lowest + first, above, need,
+                                 limit);
+      if (choice.found) break;
+      above = choice.above;
+    }
+    if (threadIdx.x == 0) s.window_choice = choice;
+  }
+  __syncthreads();
+  return s.window_choice;
+}
+
+/// Warp 0's step of a block-wide radix select. Finds the highest digit d such that `above`
+/// plus the keys with a digit >= d reaches `need`, and records the step's outcome in `s` (from
+/// the one lane whose bins hold it).
+__device__ __forceinline__ void choose_digit(SelectScratch& s, const unsigned* histogram,
+                                             int shift, int need, int limit) {
+  const unsigned lane = threadIdx.x;
+  unsigned bins[8], lane_total;
+  const unsigned from_lane_up = load_lane_bins(histogram, bins, lane_total);
+  int running = s.above + static_cast<int>(from_lane_up - lane_total);
+  if (running >= need || running + static_cast<int>(lane_total) < need) return;
+  for (int b = 7; b >= 0; --b) {
+    const int with_bin = running + static_cast<int>(bins[b]);
+    if (with_bin >= need) {
+      const TopkKey prefix = (s.prefix << 8) | static_cast<TopkKey>(lane * 8 + b);
+      if (with_bin <= limit) {
+        s.threshold = prefix << shift;
+        s.done = 1;
+      } else {
+        s.prefix = prefix;
+        s.above = running;
+      }
+      return;
+    }
+    running = with_bin;
+  }
+}
+
 /// A threshold t with need <= #(keys >= t) <= limit, for 1 <= need <= (keys other than 0) and
 /// need <= limit. Zero keys (no element) are never counted.
-/// Eight-bit digits from the top; keys are distinct, so it ends by the last digit.
-template <int Threads>
+/// The window round first (unless WindowFirst is false); where its bin holds too many keys,
+/// 8-bit digits below it, and where the need-th key lies below the window, 8-bit digits from
+/// the top. Keys are distinct, so it ends by the last digit.
+template <int Threads, bool WindowFirst = true>
 __device__ TopkKey radix_threshold(const TopkKey* keys, int n, int need, int limit,
                                    SelectScratch& s) {
+  DigitChoice window{0, 0, 0, false, false};
+  if constexpr (WindowFirst) {
+    window = window_round<Threads>(keys, n, need, limit, s);
+    if (window.done) return window.prefix << 48;
+  }
   if (threadIdx.x == 0) {
-    s.prefix = 0;
-    s.above = 0;
+    s.prefix = window.found ? window.prefix : 0;
+    s.above = window.found ? window.above : 0;
     s.done = 0;
   }
-  for (int shift = 56; shift >= 0; shift -= 8) {
+  for (int shift = window.found ? 40 : 56; shift >= 0; shift -= 8) {
     for (int b = threadIdx.x; b < 256; b += Threads) s.histogram[b] = 0;
     __syncthreads();
     const TopkKey prefix = s.prefix;

@@ -23,6 +23,7 @@
 #include "topk_shape.cuh"
 #include "topk_sort.cuh"
 #include "topk_stats.cuh"
+#include "topk_window_sort.cuh"
 
 namespace kjit {
 
@@ -81,8 +82,11 @@ __device__ __forceinline__ void add_tile(TemperedStats& stats, const float (&til
 /// key above the threshold, and perhaps a few equal-valued ones below it, which are real
 /// elements of the slice and harmless. A thread whose largest value is below the threshold's
 /// has nothing to offer: once the threshold is up, that is nearly every thread, and the tile
-/// costs one compare and one vote. True when the buffer may not hold another whole tile.
-template <int Pack, int Threads, int Unroll, int Room>
+/// costs one compare and one vote. A few passing elements take one atomic each; many (no
+/// threshold yet, a row of equal values, or a large k bucket) one atomic a warp, which at
+/// k = 1024 saved 2-4 us of 40-100 and at k = 50 cost 1.4 (H100). True when the buffer may
+/// not hold another whole tile.
+template <int Pack, int Threads, int Unroll, int Room, bool AdmitsMany>
 __device__ __forceinline__ bool offer_tile(const float (&tile)[Unroll][Pack], float thread_max,
                                            int start, int end, TopkKey* keys,
                                            TopkBlockState& state) {
@@ -97,7 +101,7 @@ __device__ __forceinline__ bool offer_tile(const float (&tile)[Unroll][Pack], fl
     return start + (u * Threads + static_cast<int>(threadIdx.x)) * Pack + i;
   };
   bool crowded = false;
-  if (voters != 0xffffffffu) {
+  if (!AdmitsMany && voters != 0xffffffffu) {
     // A few elements: one atomic each.
     if (maybe) {
 #pragma unroll
@@ -112,7 +116,7 @@ __device__ __forceinline__ bool offer_tile(const float (&tile)[Unroll][Pack], fl
     }
     return crowded;
   }
-  // A flood (no threshold yet, or a row of equal values): one atomic per warp.
+  // Many elements: one atomic per warp.
   int mine = 0;
 #pragma unroll
   for (int u = 0; u < Unroll; ++u)
@@ -165,13 +169,24 @@ __device__ void seed_threshold(const float (&tile)[Unroll][Pack], int start, int
   __syncthreads();
 }
 
+/// Large k buckets, whose threshold sits lower: many elements pass it and the buffer fills
+/// several times a row.
+template <int KBucket>
+__device__ __forceinline__ constexpr bool admits_many() {
+  return KBucket >= 256;
+}
+
 /// Shrinks the buffer to between need and 2*KBucket keys that hold its best `need`, and raises
-/// the admission threshold to the smallest key kept.
+/// the admission threshold to the smallest key kept. Small k buckets compact about once a row
+/// and skip the select's window round: inlined in the streaming loop, its registers made that
+/// loop spill (H100, 256 rows of 128256 at k = 50, built by nvcc: 54.4 us without it, 59.2
+/// with); at k = 1024, two or three compactions a row, it saves far more (130 -> 97 us).
 template <int Threads, int KBucket>
 __device__ void compact_buffer(TopkKey* keys, int k_row, TopkBlockState& state) {
   const int n = state.count;
   const int need = n < k_row ? n : k_row;
-  const TopkKey threshold = radix_threshold<Threads>(keys, n, need, 2 * KBucket, state.select);
+  const TopkKey threshold = radix_threshold<Threads, admits_many<KBucket>()>(
+      keys, n, need, 2 * KBucket, state.select);
   const int kept = keep_at_least<Threads>(keys, n, threshold, state.select);
   if (threadIdx.x == 0) {
     state.count = kept;
@@ -204,7 +219,8 @@ __device__ TemperedStats scan_slice(const In* row, int begin, int end, int k_row
     const float thread_max = tile_max(tile);
     add_tile(stats, tile, thread_max, c);
     const bool crowded =
-        offer_tile<Pack, Threads, Unroll, kRoom>(tile, thread_max, start, end, keys, state);
+        offer_tile<Pack, Threads, Unroll, kRoom, admits_many<KBucket>()>(tile, thread_max, start,
+                                                                         end, keys, state);
     if (__syncthreads_or(crowded)) compact_buffer<Threads, KBucket>(keys, k_row, state);
     if (more) {
 #pragma unroll
@@ -216,8 +232,9 @@ __device__ TemperedStats scan_slice(const In* row, int begin, int end, int k_row
   return stats;
 }
 
-/// Cuts the buffer to exactly this block's best `need` keys and sorts them, descending.
-template <int Threads>
+/// Cuts the buffer to exactly this block's best `need` keys and sorts them, descending: by their
+/// top bits, or where those crowd into a bin, bitonically.
+template <int Threads, int KBucket>
 __device__ int sort_best(TopkKey* keys, int k_row, TopkBlockState& state) {
   int n = state.count;
   const int need = n < k_row ? n : k_row;
@@ -226,6 +243,7 @@ __device__ int sort_best(TopkKey* keys, int k_row, TopkBlockState& state) {
     n = keep_at_least<Threads>(keys, n, threshold, state.select);
   }
   if (need == 0) return 0;
+  if (window_sort_descending<Threads>(keys, need, keys + KBucket, state.select)) return need;
   int size = 1;
   while (size < need) size *= 2;
   for (int i = need + static_cast<int>(threadIdx.x); i < size; i += Threads) keys[i] = 0;
@@ -397,7 +415,7 @@ __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
   const float c = p.log2e_over_t;
   unsigned rank = 0;
   if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
-  const int listed = sort_best<Threads>(keys, k_row, state);
+  const int listed = sort_best<Threads, KBucket>(keys, k_row, state);
   stats = block_merge_tempered<Threads>(stats, c, state.warp_max, state.warp_sum);
   int* const ranks = reinterpret_cast<int*>(keys + KBucket);  // places, past the sorted list
 
@@ -465,9 +483,20 @@ __host__ __device__ constexpr bool places_by_counting() {
   return KBucket <= 256 && 2 * KBucket + kGathered + KBucket <= kBufferKeys;
 }
 
+/// Blocks an SM should hold, for the compiler's register budget: a row over one block means many
+/// rows, so two blocks of 512 threads share an SM (64 registers a thread); a row over a cluster
+/// means few, one block an SM, free to take more. Left alone, NVRTC gave 512-thread blocks with
+/// the select inlined 84 registers, one block an SM (H100, 256 rows of 128256 at k = 256: 95.4
+/// us; at 64 registers, 69.6).
+template <int Threads, int ClusterBlocks>
+__host__ __device__ constexpr int topk_stream_min_blocks() {
+  return ClusterBlocks == 1 && Threads <= 512 ? 1024 / Threads : 1;
+}
+
 template <typename In, typename Idx, int Cols, int KBucket, int Pack, int Threads, int Unroll,
           int ClusterBlocks>
-__global__ void __launch_bounds__(Threads) topk_softmax(const TopkParams params) {
+__global__ void __launch_bounds__(Threads, (topk_stream_min_blocks<Threads, ClusterBlocks>()))
+    topk_softmax(const TopkParams params) {
   check_topk_shape<In, KBucket, Pack, Threads, ClusterBlocks>();
   constexpr int kSliceCols = topk_slice_cols<Cols, ClusterBlocks, Pack>();
   extern __shared__ __align__(16) unsigned char dynamic_smem[];

@@ -10,7 +10,7 @@ namespace {
 
 // Static shared memory of the kernels besides the key buffer (their block state and the block
 // reduction's scratch), rounded up.
-constexpr int kStreamStaticSmemBytes = 2048;
+constexpr int kStreamStaticSmemBytes = 6144;
 constexpr int kResidentStaticSmemBytes = 14336;
 // The most values a resident kernel's thread holds (32 registers of the row), and its block:
 // 1024 threads have 64 registers each, and at 32 values ptxas moved the row to local memory.
@@ -182,11 +182,14 @@ TopkConfig complete_topk_config(const TopkProblem& problem, const DeviceProps& d
   const bool pick_unroll = config.unroll == 0, pick_threads = config.threads == 0;
   if (config.cluster == 0) config.cluster = choose_cluster(problem, device);
   // About 16 values per thread in flight at 512 threads (twice over with the prefetch), the
-  // same bytes per block at 1024; half that for k buckets from 512, whose buffer then leaves
-  // room for a third block per SM (256 rows, k = 1024: 137 us at unroll 2, 147 at 4).
+  // same bytes per block at 1024; half that for k buckets from 512 where blocks share an SM,
+  // whose buffers then leave room for another (H100, k = 1024: 256 rows of 128256, 97 us at
+  // unroll 2, 108 at 4; 64 rows over clusters of 2, one block an SM, 57.5 at 2, 54.2 at 4).
   if (pick_threads) config.threads = choose_threads(problem, config.cluster);
   if (pick_unroll) {
-    const int per_thread = 16 * 512 / config.threads / (topk_bucket(problem.k) >= 512 ? 2 : 1);
+    const bool shares_sms = problem.rows * config.cluster > device.sm_count;
+    const bool halve = topk_bucket(problem.k) >= 512 && shares_sms;
+    const int per_thread = 16 * 512 / config.threads / (halve ? 2 : 1);
     config.unroll = std::min(8, std::max(1, per_thread / config.pack));
   }
   // A large k's buffer leaves less room for the tile: shrink what was left to choose.

@@ -145,6 +145,12 @@ TEST_CASE("top-K configs follow the validity rules") {
   CHECK(choose_topk_config(large_k, a100).algorithm == kStream);
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 1, 16000, 1000), a100) ==
         TopkConfig{4, 1024, 4, 1, kResident});
+  // A large k's stream halves the values a thread holds where blocks share an SM, to leave
+  // room for another, and keeps them where every block has its own.
+  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 64, 128256, 1024), h100) ==
+        TopkConfig{4, 512, 4, 2, kStream});
+  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 256, 128256, 1024), h100) ==
+        TopkConfig{4, 512, 2, 1, kStream});
   // Many rows stream, at any k.
   for (int k : {50, 1000}) {
     const TopkProblem many = problem_of(DType::kF32, DType::kI64, 1024, 128256, k);

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// A block-wide sort of up to a few thousand distinct TopkKeys in shared memory, descending, by
+// their top 16 bits: the winners of a row lie within a few binary orders of magnitude of its
+// largest value, so one count over the select's window of bins, a scan and a scatter put
+// nearly every key in place, and each key's place within its bin is the count of the bin's
+// keys above it. Four block barriers where a bitonic sort of 1024 keys takes fifteen.
+#pragma once
+
+#include "topk_select.cuh"
+
+namespace kjit {
+
+/// The most keys one bin may hold for window_sort_descending: placing within a bin compares
+/// every pair of its keys.
+constexpr int kMostKeysInWindowBin = 64;
+
+/// Warp 0 turns the window's counts into each bin's first place, bins from the largest key's
+/// down (window index top - bits ascending), and records the fullest bin's count.
+__device__ __forceinline__ void window_places(SelectScratch& s) {
+  constexpr int kPerLane = kKeyWindowBins / 32;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  unsigned lane_total = 0, fullest = 0;
+  for (int b = 0; b < kPerLane; ++b) {
+    const unsigned count = s.window[lane * kPerLane + b];
+    lane_total += count;
+    fullest = count > fullest ? count : fullest;
+  }
+  unsigned before = lane_total;  // inclusive prefix over the lanes
+#pragma unroll
+  for (int offset = 1; offset < 32; offset *= 2) {
+    const unsigned below = __shfl_up_sync(0xffffffffu, before, offset);
+    if (lane >= offset) before += below;
+  }
+  before -= lane_total;
+  for (int b = 0; b < kPerLane; ++b) {
+    const unsigned count = s.window[lane * kPerLane + b];
+    s.window[lane * kPerLane + b] = before;
+    before += count;
+  }
+  fullest = __reduce_max_sync(0xffffffffu, fullest);
+  if (lane == 0 && fullest > static_cast<unsigned>(s.fullest)) s.fullest = static_cast<int>(fullest);
+}
+
+/// Sorts keys[0, n) (distinct, none 0) descending in place, with spare[0, n) as scratch.
+/// Returns false, with the keys untouched, when a key lies below the window of the largest or a
+/// bin holds more than kMostKeysInWindowBin keys (a row of equal values, say): the caller sorts
+/// another way. Call with the whole block after a barrier that follows the last write to the
+/// keys; ends with a barrier.
+template <int Threads>
+__device__ bool window_sort_descending(TopkKey* keys, int n, TopkKey* spare, SelectScratch& s) {
+  if (threadIdx.x == 0) s.fullest = 0;
+  const unsigned top = largest_top16<Threads>(keys, n, s);
+  const unsigned lowest = window_lowest(top);
+  for (int i = threadIdx.x; i < n; i += Threads) {
+    const unsigned bits = static_cast<unsigned>(keys[i] >> 48);
+    if (bits >= lowest) atomicAdd(&s.window[top - bits], 1u);
+    else s.fullest = kMostKeysInWindowBin + 1;  // below the window: sort another way
+  }
+  __syncthreads();
+  if (threadIdx.x < 32) window_places(s);
+  __syncthreads();
+  if (s.fullest > kMostKeysInWindowBin) return false;  // the same in every thread
+  // Each key into its bin's range, in no particular order; the bins' first places become
+  // their ends.
+  for (int i = threadIdx.x; i < n; i += Threads) {
+    const TopkKey key = keys[i];
+    spare[atomicAdd(&s.window[top - static_cast<unsigned>(key >> 48)], 1u)] = key;
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += Threads) {
+    const TopkKey key = spare[i];
+    const unsigned bin = top - static_cast<unsigned>(key >> 48);
+    const int first = bin == 0 ? 0 : static_cast<int>(s.window[bin - 1]);
+    const int end = static_cast<int>(s.window[bin]);
+    int above = 0;
+    for (int j = first; j < end; ++j) above += spare[j] > key ? 1 : 0;
+    keys[first + above] = key;
+  }
+  __syncthreads();
+  return true;
+}
+
+}  // namespace kjit
