@@ -7,11 +7,13 @@
 // scratch memory. Only the k winners become probabilities.
 //
 // Two ways to place the winners, chosen at compile time:
-//  - by counting (k buckets up to 256): each block cuts its buffer to at most 2k keys and a
-//    bound; block 0 gathers from every block the keys at or above the highest bound (no key
-//    below it can win), cuts them to 2k, and each key's place is the number of keys above it.
-//  - by merging (larger k): each block sorts its best keys and finds every key's place by binary
-//    search in the other blocks' sorted lists.
+//  - by gathering (wherever the buffer holds the cluster's cut lists): each block cuts its
+//    buffer to at most 2k keys and a bound; block 0 gathers from every block the keys at or
+//    above the highest bound (no key below it can win), cuts them to 2k, and places them: a
+//    key's place is the number of keys above it (k buckets up to 256), or its order once they
+//    are sorted by their top bits (larger ones).
+//  - by merging (larger k over clusters whose lists do not fit): each block sorts its best keys
+//    and finds every key's place by binary search in the other blocks' sorted lists.
 #pragma once
 
 #include "pack.cuh"
@@ -33,7 +35,7 @@ struct TopkBlockState {
   TopkKey threshold;    ///< the buffer admits keys above it
   int count;            ///< keys in the buffer
   int final_count;      ///< length of this block's list (read by the cluster)
-  int pool_count;       ///< keys gathered from the cluster (placing by counting)
+  int pool_count;       ///< keys gathered from the cluster (placing by gathering)
   TopkKey block_bound;  ///< this block's list holds every key of its slice above it (in
                         ///< block 0, once it has read the cluster: the row's highest bound)
   float block_max;      ///< this block's statistics (read by the cluster)
@@ -366,13 +368,41 @@ __device__ TemperedStats read_cluster_lists(float c, TopkBlockState& state, Topk
   return {state.block_max, state.block_sum};
 }
 
-/// Places by counting: the cut lists are short, so the keys that can still win are gathered in
-/// one block and compared with each other. In a cluster, block 0 gathers every block's keys at
-/// or above the highest bound, cuts them to at most cut_limit, and writes the row alone; the
-/// other blocks only wait for it at the row's last barrier.
+/// Whether a gathered list is placed by sorting it (large k buckets) or by counting every pair.
+template <int KBucket>
+__host__ __device__ constexpr bool sorts_gathered_list() {
+  return KBucket > 256;
+}
+
+/// Places the keys of list[0, listed) (distinct): where the k bucket is large, by sorting them,
+/// by their top bits or where those crowd into a bin bitonically (places are then their order;
+/// `list` has room for the next power of two of `listed` keys, `spare` for `listed`); else by
+/// counting the keys above each. Ends with a barrier.
+template <int Threads, int KBucket>
+__device__ void place_list(TopkKey* list, int listed, TopkKey* spare, int* places,
+                           SelectScratch& select) {
+  if constexpr (sorts_gathered_list<KBucket>()) {
+    if (!window_sort_descending<Threads>(list, listed, spare, select)) {
+      int size = 1;
+      while (size < listed) size *= 2;
+      for (int i = listed + static_cast<int>(threadIdx.x); i < size; i += Threads) list[i] = 0;
+      __syncthreads();
+      bitonic_sort_descending<Threads>(list, size);
+    }
+    for (int i = threadIdx.x; i < listed; i += Threads) places[i] = i;
+    __syncthreads();
+  } else {
+    count_places<Threads>(list, listed, list, listed, 0, places);
+  }
+}
+
+/// Places by gathering: the cut lists are short, so the keys that can still win are gathered in
+/// one block and placed there. In a cluster, block 0 gathers every block's keys at or above the
+/// highest bound, cuts them to at most cut_limit, and writes the row alone; the other blocks
+/// only wait for it at the row's last barrier.
 template <typename Idx, int KBucket, int Threads, int ClusterBlocks>
-__device__ void finish_by_counting(const TopkParams& p, long long row, int k_row,
-                                   TemperedStats stats, TopkKey* keys, TopkBlockState& state) {
+__device__ void finish_by_gathering(const TopkParams& p, long long row, int k_row,
+                                    TemperedStats stats, TopkKey* keys, TopkBlockState& state) {
   constexpr int kListCap = 2 * KBucket;
   TopkKey bound;
   int listed = cut_list<Threads, KBucket>(keys, k_row, state, bound);
@@ -402,13 +432,15 @@ __device__ void finish_by_counting(const TopkParams& p, long long row, int k_row
       listed = keep_at_least<Threads>(list, listed, cut, state.select);
     }
   }
-  int* const places = reinterpret_cast<int*>(list + kListCap);
-  count_places<Threads>(list, listed, list, listed, 0, places);
+  TopkKey* const spare = list + kListCap;
+  int* const places = reinterpret_cast<int*>(sorts_gathered_list<KBucket>() ? spare + kListCap
+                                                                            : spare);
+  place_list<Threads, KBucket>(list, listed, spare, places, state.select);
   write_winners<Idx, Threads, 1>(p, row, list, listed, places, k_row, stats, state);
   row_barrier<ClusterBlocks>();  // the row's end: no block reuses its list while read
 }
 
-/// Places by merging sorted lists: for k too large to compare every pair.
+/// Places by merging sorted lists: for large k over clusters whose lists do not fit one block.
 template <typename Idx, int KBucket, int Threads, int ClusterBlocks>
 __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
                                   TemperedStats stats, TopkKey* keys, TopkBlockState& state) {
@@ -473,14 +505,18 @@ __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
   row_barrier<ClusterBlocks>();  // the row's end: no block reuses its list while read
 }
 
-/// Placing by counting compares every pair of at most 2 * KBucket keys: it takes k buckets up
-/// to 256, and a buffer that holds this block's cut list, in a cluster the keys gathered from
-/// every block, and an int per key.
+/// Gathering needs a buffer that holds this block's cut list (at most 2 * KBucket keys), in a
+/// cluster the keys gathered from every block, and for placing them a spare list (when sorting)
+/// and an int a key. Counting compares every pair, so small k buckets take it wherever the
+/// buffer allows; large ones sort, and merge sorted lists where the cluster's lists do not fit.
 template <int KBucket, int Threads, int Pack, int Unroll, int ClusterBlocks>
-__host__ __device__ constexpr bool places_by_counting() {
+__host__ __device__ constexpr bool finishes_by_gathering() {
   constexpr int kBufferKeys = 4 * KBucket + Threads * Pack * Unroll;
-  constexpr int kGathered = ClusterBlocks > 1 ? ClusterBlocks * 2 * KBucket : 0;
-  return KBucket <= 256 && 2 * KBucket + kGathered + KBucket <= kBufferKeys;
+  constexpr int kListCap = 2 * KBucket;
+  constexpr int kOwn = ClusterBlocks > 1 ? kListCap : 0;
+  constexpr int kGathered = ClusterBlocks > 1 ? ClusterBlocks * kListCap : 0;
+  constexpr int kPlacing = (sorts_gathered_list<KBucket>() ? 2 : 1) * kListCap + kListCap / 2;
+  return kOwn + (kGathered > kPlacing ? kGathered : kPlacing) <= kBufferKeys;
 }
 
 /// Blocks an SM should hold, for the compiler's register budget: a row over one block means many
@@ -516,9 +552,9 @@ __global__ void __launch_bounds__(Threads, (topk_stream_min_blocks<Threads, Clus
     const In* in = static_cast<const In*>(params.logits) + row * params.row_stride;
     const TemperedStats stats = scan_slice<In, Pack, Threads, Unroll, KBucket>(
         in, begin, end, k_row, params.log2e_over_t, keys, state);
-    if constexpr (places_by_counting<KBucket, Threads, Pack, Unroll, ClusterBlocks>())
-      finish_by_counting<Idx, KBucket, Threads, ClusterBlocks>(params, row, k_row, stats, keys,
-                                                               state);
+    if constexpr (finishes_by_gathering<KBucket, Threads, Pack, Unroll, ClusterBlocks>())
+      finish_by_gathering<Idx, KBucket, Threads, ClusterBlocks>(params, row, k_row, stats, keys,
+                                                                state);
     else
       finish_by_merging<Idx, KBucket, Threads, ClusterBlocks>(params, row, k_row, stats, keys,
                                                               state);

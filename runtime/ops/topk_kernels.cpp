@@ -148,13 +148,13 @@ TopkConfig complete_resident_config(const TopkProblem& problem, const DeviceProp
 /// cluster barriers with nothing to overlap them, and streaming wins: 64 rows of 50257 at
 /// k = 256, 45 against 27 us; 64 rows of 128256 at k = 1024, 94 against 61. Rows that need
 /// clusters of 16, more of them than run at once, take two rounds: 8 rows of 151936, 27 us at
-/// k = 50 where streaming takes 18.5, which pays off only at k >= 256 (28 against 37).
+/// k = 50 where streaming takes 18.5, 28 at k = 256 where it takes 22.7, and a tie at k = 1024
+/// (32 us).
 TopkAlgorithm choose_topk_algorithm(const TopkProblem& problem, const DeviceProps& device) {
-  constexpr int kWidestCluster = 16, kLargeK = 256;
+  constexpr int kWidestCluster = 16;
   const int cluster = resident_min_cluster(problem, device);
   if (cluster == 0 || problem.rows * cluster > device.sm_count) return TopkAlgorithm::kStream;
-  if (cluster == kWidestCluster && problem.rows > kWidestClustersAtOnce &&
-      topk_bucket(problem.k) < kLargeK)
+  if (cluster == kWidestCluster && problem.rows > kWidestClustersAtOnce)
     return TopkAlgorithm::kStream;
   return TopkAlgorithm::kResident;
 }
