@@ -72,6 +72,7 @@ struct ResidentState {
   unsigned warp_top[32];
   DigitChoice window_choice;    ///< the first round's outcome, chosen by warp 0
   int warp_count[32];           ///< keys each warp gathers, then where each warp's go
+  SelectScratch sort;           ///< sorting a block's share of many candidates
 };
 
 /// Loads this thread's share of the row into `s` and returns its statistics; NaN in the sum if
@@ -518,7 +519,8 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
     const int m = stage_candidates<Pack, Threads, Packs, ClusterBlocks>(
         slice, threshold, by_count ? nullptr : staged, candidates, state, at);
     if (!by_count) {
-      write_sorted_everywhere<Threads, ClusterBlocks>(staged, m, candidates, at);
+      write_sorted_everywhere<Threads, ClusterBlocks>(staged, m, kLimit, candidates, at,
+                                                      state.sort);
       publish_list<ClusterBlocks>(state.lists, rank, at, m);
     }
     // Every block's candidates are in every block, and every read of another block's shared

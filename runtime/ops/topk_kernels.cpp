@@ -11,7 +11,7 @@ namespace {
 // Static shared memory of the kernels besides the key buffer (their block state and the block
 // reduction's scratch), rounded up.
 constexpr int kStreamStaticSmemBytes = 6144;
-constexpr int kResidentStaticSmemBytes = 14336;
+constexpr int kResidentStaticSmemBytes = 18432;
 // The most values a resident kernel's thread holds (32 registers of the row), and its block:
 // 1024 threads have 64 registers each, and at 32 values ptxas moved the row to local memory.
 constexpr int kResidentValuesPerThread = 32;
@@ -77,15 +77,18 @@ int choose_cluster(const TopkProblem& problem, const DeviceProps& device) {
   return cluster;
 }
 
-/// 512 threads, and 1024 for a short slice (two tiles of 512 threads or less) with a large k,
-/// whose cut and placing steps spread over the block. Measured with the tuner on the H100
-/// (V = 128256, fp32): 512 threads won at every row count for k = 50 (256 rows: 58.8 us
-/// against 63.6 with two blocks of 256) and at 256 rows for k = 1024 (137 against 166); 1024
-/// threads won for one row at k = 256 (29.8 us).
-int choose_threads(const TopkProblem& problem, int cluster) {
+/// 512 threads, and 1024 with a large k where the block's cut and placing steps matter most:
+/// a short slice (two tiles of 512 threads or less), or k buckets from 512 where every block
+/// has an SM to itself. Measured on the H100 (fp32): 512 threads won at every row count for
+/// k = 50 (256 rows of 128256: 58.8 us against 63.6 with two blocks of 256) and at 256 rows for
+/// k = 1024 (137 against 166; 108 against 91 since); 1024 threads won for one row at k = 256
+/// (29.8 us) and for 64 rows of 128256 over clusters of 2 at k = 1024 (43.4 against 47.2).
+int choose_threads(const TopkProblem& problem, const DeviceProps& device, int cluster) {
   constexpr std::int64_t kTile512 = 512 * 16;  // elements: 16 per thread
+  const int bucket = topk_bucket(problem.k);
   const bool short_slice = slice_cols(problem, cluster) <= 2 * kTile512;
-  return short_slice && topk_bucket(problem.k) >= 256 ? 1024 : 512;
+  const bool own_sm = problem.rows * cluster <= device.sm_count;
+  return (short_slice && bucket >= 256) || (own_sm && bucket >= 512) ? 1024 : 512;
 }
 
 /// Columns of a resident block's slice, as the kernel rounds them: whole packs.
@@ -148,13 +151,14 @@ TopkConfig complete_resident_config(const TopkProblem& problem, const DeviceProp
 /// cluster barriers with nothing to overlap them, and streaming wins: 64 rows of 50257 at
 /// k = 256, 45 against 27 us; 64 rows of 128256 at k = 1024, 94 against 61. Rows that need
 /// clusters of 16, more of them than run at once, take two rounds: 8 rows of 151936, 27 us at
-/// k = 50 where streaming takes 18.5, 28 at k = 256 where it takes 22.7, and a tie at k = 1024
-/// (32 us).
+/// k = 50 where streaming takes 18.5, 28 at k = 256 where it takes 22.7; at k = 1024 holding
+/// still wins (31.4 against 32.2).
 TopkAlgorithm choose_topk_algorithm(const TopkProblem& problem, const DeviceProps& device) {
-  constexpr int kWidestCluster = 16;
+  constexpr int kWidestCluster = 16, kLargestStreamedBucket = 256;
   const int cluster = resident_min_cluster(problem, device);
   if (cluster == 0 || problem.rows * cluster > device.sm_count) return TopkAlgorithm::kStream;
-  if (cluster == kWidestCluster && problem.rows > kWidestClustersAtOnce)
+  if (cluster == kWidestCluster && problem.rows > kWidestClustersAtOnce &&
+      topk_bucket(problem.k) <= kLargestStreamedBucket)
     return TopkAlgorithm::kStream;
   return TopkAlgorithm::kResident;
 }
@@ -185,7 +189,7 @@ TopkConfig complete_topk_config(const TopkProblem& problem, const DeviceProps& d
   // same bytes per block at 1024; half that for k buckets from 512 where blocks share an SM,
   // whose buffers then leave room for another (H100, k = 1024: 256 rows of 128256, 97 us at
   // unroll 2, 108 at 4; 64 rows over clusters of 2, one block an SM, 57.5 at 2, 54.2 at 4).
-  if (pick_threads) config.threads = choose_threads(problem, config.cluster);
+  if (pick_threads) config.threads = choose_threads(problem, device, config.cluster);
   if (pick_unroll) {
     const bool shares_sms = problem.rows * config.cluster > device.sm_count;
     const bool halve = topk_bucket(problem.k) >= 512 && shares_sms;

@@ -134,10 +134,12 @@ TEST_CASE("top-K configs follow the validity rules") {
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 8, 32000, 1000), h100) ==
         TopkConfig{4, 1024, 1, 8, kResident});
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 4, 32000, 50), h100).cluster == 16);
-  // 8 rows that need clusters of 16 would take two rounds of them: streamed at any k.
-  for (int k : {50, 256, 1024})
+  // 8 rows that need clusters of 16 would take two rounds of them: streamed up to k = 256.
+  for (int k : {50, 256})
     CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 8, 151936, k), h100).algorithm ==
           kStream);
+  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 8, 151936, 1024), h100).algorithm ==
+        kResident);
   // One row at a large k is held over a cluster of 16 (too wide for one block on a100).
   const TopkProblem large_k = problem_of(DType::kF32, DType::kI64, 1, 128256, 1000);
   CHECK(choose_topk_config(large_k, h100) == TopkConfig{4, 1024, 2, 16, kResident});
@@ -145,9 +147,9 @@ TEST_CASE("top-K configs follow the validity rules") {
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 1, 16000, 1000), a100) ==
         TopkConfig{4, 1024, 4, 1, kResident});
   // A large k's stream halves the values a thread holds where blocks share an SM, to leave
-  // room for another, and keeps them where every block has its own.
+  // room for another; where every block has its own, it takes 1024 threads.
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 64, 128256, 1024), h100) ==
-        TopkConfig{4, 512, 4, 2, kStream});
+        TopkConfig{4, 1024, 2, 2, kStream});
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 256, 128256, 1024), h100) ==
         TopkConfig{4, 512, 2, 1, kStream});
   // Many rows stream, at any k.
