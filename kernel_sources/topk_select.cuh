@@ -116,7 +116,7 @@ constexpr int kKeyWindowBins = 1024;
 /// Shared scratch of the selection functions.
 struct SelectScratch {
   unsigned histogram[256];
-  unsigned window[kKeyWindowBins];  ///< the first round's counts; zero on entry to none
+  unsigned window[kKeyWindowBins];  ///< the first round's counts (each user zeroes them first)
   unsigned warp_top[32];            ///< each warp's largest top 16 bits
   DigitChoice window_choice;
   TopkKey prefix;      ///< the digits fixed so far
