@@ -9,7 +9,6 @@
 
 #include "reduce.cuh"
 #include "topk_keys.cuh"
-#include "topk_sort.cuh"
 #include "topk_window_sort.cuh"
 
 namespace kjit {
@@ -105,15 +104,7 @@ __device__ void write_sorted_everywhere(TopkKey* staged, int m, int capacity, To
       store_everywhere<ClusterBlocks>(keys, at + above, key, part, parts);
     });
   } else {
-    const bool by_bits =
-        2 * m <= capacity && window_sort_descending<Threads>(staged, m, staged + m, scratch);
-    if (!by_bits) {
-      int size = 1;
-      while (size < m) size *= 2;
-      for (int i = m + static_cast<int>(threadIdx.x); i < size; i += Threads) staged[i] = 0;
-      __syncthreads();
-      bitonic_sort_descending<Threads>(staged, size);
-    }
+    sort_keys_descending<Threads>(staged, m, 2 * m <= capacity ? staged + m : nullptr, scratch);
     for (int i = threadIdx.x; i < m; i += Threads) store_everywhere<ClusterBlocks>(keys, at + i, staged[i]);
   }
   __syncthreads();

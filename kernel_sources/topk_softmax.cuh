@@ -23,7 +23,6 @@
 #include "topk_places.cuh"
 #include "topk_select.cuh"
 #include "topk_shape.cuh"
-#include "topk_sort.cuh"
 #include "topk_stats.cuh"
 #include "topk_window_sort.cuh"
 
@@ -245,12 +244,7 @@ __device__ int sort_best(TopkKey* keys, int k_row, TopkBlockState& state) {
     n = keep_at_least<Threads>(keys, n, threshold, state.select);
   }
   if (need == 0) return 0;
-  if (window_sort_descending<Threads>(keys, need, keys + KBucket, state.select)) return need;
-  int size = 1;
-  while (size < need) size *= 2;
-  for (int i = need + static_cast<int>(threadIdx.x); i < size; i += Threads) keys[i] = 0;
-  __syncthreads();
-  bitonic_sort_descending<Threads>(keys, size);
+  sort_keys_descending<Threads>(keys, need, keys + KBucket, state.select);
   return need;
 }
 
@@ -382,13 +376,7 @@ template <int Threads, int KBucket>
 __device__ void place_list(TopkKey* list, int listed, TopkKey* spare, int* places,
                            SelectScratch& select) {
   if constexpr (sorts_gathered_list<KBucket>()) {
-    if (!window_sort_descending<Threads>(list, listed, spare, select)) {
-      int size = 1;
-      while (size < listed) size *= 2;
-      for (int i = listed + static_cast<int>(threadIdx.x); i < size; i += Threads) list[i] = 0;
-      __syncthreads();
-      bitonic_sort_descending<Threads>(list, size);
-    }
+    sort_keys_descending<Threads>(list, listed, spare, select);
     for (int i = threadIdx.x; i < listed; i += Threads) places[i] = i;
     __syncthreads();
   } else {

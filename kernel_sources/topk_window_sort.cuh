@@ -7,6 +7,7 @@
 #pragma once
 
 #include "topk_select.cuh"
+#include "topk_sort.cuh"
 
 namespace kjit {
 
@@ -18,27 +19,22 @@ namespace kjit {
 constexpr int kMostKeysInWindowBin = 256;
 
 /// Warp 0 turns the window's counts into each bin's first place, bins from the largest key's
-/// down (window index top - bits ascending), and records the fullest bin's count.
+/// down (window index top - bits ascending), and records the fullest bin's count. 32 bins a
+/// step, one a lane, so that the lanes read different banks.
 __device__ __forceinline__ void window_places(SelectScratch& s) {
-  constexpr int kPerLane = kKeyWindowBins / 32;
   const int lane = static_cast<int>(threadIdx.x % 32);
-  unsigned lane_total = 0, fullest = 0;
-  for (int b = 0; b < kPerLane; ++b) {
-    const unsigned count = s.window[lane * kPerLane + b];
-    lane_total += count;
+  unsigned before = 0, fullest = 0;  // keys in the bins of the steps before
+  for (int first = 0; first < kKeyWindowBins; first += 32) {
+    const unsigned count = s.window[first + lane];
     fullest = count > fullest ? count : fullest;
-  }
-  unsigned before = lane_total;  // inclusive prefix over the lanes
+    unsigned through = count;  // inclusive prefix over this step's lanes
 #pragma unroll
-  for (int offset = 1; offset < 32; offset *= 2) {
-    const unsigned below = __shfl_up_sync(0xffffffffu, before, offset);
-    if (lane >= offset) before += below;
-  }
-  before -= lane_total;
-  for (int b = 0; b < kPerLane; ++b) {
-    const unsigned count = s.window[lane * kPerLane + b];
-    s.window[lane * kPerLane + b] = before;
-    before += count;
+    for (int offset = 1; offset < 32; offset *= 2) {
+      const unsigned below = __shfl_up_sync(0xffffffffu, through, offset);
+      if (lane >= offset) through += below;
+    }
+    s.window[first + lane] = before + through - count;
+    before += __shfl_sync(0xffffffffu, through, 31);
   }
   fullest = __reduce_max_sync(0xffffffffu, fullest);
   if (lane == 0 && fullest > static_cast<unsigned>(s.fullest)) s.fullest = static_cast<int>(fullest);
@@ -81,6 +77,20 @@ __device__ bool window_sort_descending(TopkKey* keys, int n, TopkKey* spare, Sel
   }
   __syncthreads();
   return true;
+}
+
+/// Sorts keys[0, n) (distinct, none 0) descending: by their top bits where `spare` (room for n
+/// keys, or null) is given and the bits allow, else bitonically, padding the keys with zeros to
+/// the next power of two of n (room the caller provides). Call with the whole block after a
+/// barrier that follows the last write to the keys.
+template <int Threads>
+__device__ void sort_keys_descending(TopkKey* keys, int n, TopkKey* spare, SelectScratch& s) {
+  if (spare != nullptr && window_sort_descending<Threads>(keys, n, spare, s)) return;
+  int size = 1;
+  while (size < n) size *= 2;
+  for (int i = n + static_cast<int>(threadIdx.x); i < size; i += Threads) keys[i] = 0;
+  __syncthreads();
+  bitonic_sort_descending<Threads>(keys, size);
 }
 
 }  // namespace kjit
