@@ -8,7 +8,7 @@ median of CUDA-event timings after warm-up; logits rotate over more than twice t
 read-once floor is the time to read the logits once at the copy bandwidth measured in the same run.
 Exits 1 when a cell's result is wrong or kjit fails; missed speed targets are reported, not fatal.
 
-usage: compare_topk.py LIBKJIT.so [--out FILE.md] [--json FILE.json] [--quick]
+usage: compare_topk.py LIBKJIT.so [--out FILE.md] [--json FILE.json] [--quick | --cells V:B:K[:dtype],...]
 """
 import argparse
 import ctypes
@@ -217,7 +217,22 @@ def run_cell(kjit, vocab, batch, k, dtype, copy_bw, working_set):
     return cell
 
 
-def cells_to_run(quick):
+def parse_cells(text):
+    """'128256:8:1024,128256:256:50:bf16' -> cells; dtype f32 (default), bf16 or f16."""
+    names = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+    cells = []
+    for item in text.split(","):
+        parts = item.strip().split(":")
+        if len(parts) not in (3, 4) or (len(parts) == 4 and parts[3] not in names):
+            raise SystemExit(f"--cells: '{item}' is not V:B:K or V:B:K:dtype (f32, bf16, f16)")
+        vocab, batch, k = (int(p) for p in parts[:3])
+        cells.append((vocab, batch, k, names[parts[3] if len(parts) == 4 else "f32"]))
+    return cells
+
+
+def cells_to_run(quick, listed):
+    if listed:
+        return parse_cells(listed)
     if quick:
         return QUICK_CELLS
     cells = []
@@ -372,6 +387,7 @@ def main():
     parser.add_argument("--json", help="write the cells and targets here as JSON")
     parser.add_argument("--quick", action="store_true",
                         help="V=128256, B in {1, 8, 256}, K in {50, 1024}, float32 only")
+    parser.add_argument("--cells", help="only these cells: V:B:K[:dtype],... (dtype f32, bf16, f16)")
     args = parser.parse_args()
 
     kjit = KjitTopk(args.lib)
@@ -382,7 +398,8 @@ def main():
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "device": torch.cuda.get_device_name(), "l2_mb": l2_bytes / 2**20,
             "copy_gbps": copy_bw / 1e9, "torch": torch.__version__,
-            "working_set_mb": working_set / 2**20, "quick": args.quick}
+            "working_set_mb": working_set / 2**20, "quick": args.quick,
+            "listed_cells": args.cells}
     header = [f"date: {meta['date']}",
               f"device: {meta['device']} (L2 {meta['l2_mb']:.0f} MB); copy bandwidth "
               f"{meta['copy_gbps']:.0f} GB/s (read + write); torch {meta['torch']}",
@@ -391,7 +408,7 @@ def main():
     print("\n".join(header + TABLE_HEAD), flush=True)
 
     cells = []
-    for vocab, batch, k, dtype in cells_to_run(args.quick):
+    for vocab, batch, k, dtype in cells_to_run(args.quick, args.cells):
         try:
             torch.cuda.empty_cache()  # the previous cell's tensors and graph pools
             cell = run_cell(kjit, vocab, batch, k, dtype, copy_bw, working_set)

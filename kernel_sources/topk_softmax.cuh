@@ -2,9 +2,10 @@
 // Fused softmax + top-K in one pass over the logits. Softmax is monotonic, so the k most
 // probable entries are the k largest logits: each block streams its slice of a row once,
 // keeping the online (max, sum) and admitting into a shared-memory buffer only the elements
-// above a threshold that rises as the buffer fills. ClusterBlocks > 1 (sm_90) splits a row over
-// a thread-block cluster, which merges through distributed shared memory, without global
-// scratch memory. Only the k winners become probabilities.
+// above a threshold that rises as the buffer fills (from k bucket 512, guessed from a sample
+// first). ClusterBlocks > 1 (sm_90) splits a row over a thread-block cluster, which merges
+// through distributed shared memory, without global scratch memory. Only the k winners become
+// probabilities.
 //
 // Two ways to place the winners, chosen at compile time:
 //  - by gathering (wherever the buffer holds the cluster's cut lists): each block cuts its
@@ -24,6 +25,7 @@
 #include "topk_select.cuh"
 #include "topk_shape.cuh"
 #include "topk_stats.cuh"
+#include "topk_tiles.cuh"
 #include "topk_window_sort.cuh"
 
 namespace kjit {
@@ -45,40 +47,6 @@ struct TopkBlockState {
   float warp_sum[32];
 };
 
-template <typename In, int Pack, int Threads, int Unroll>
-__device__ __forceinline__ void load_tile(const In* row, int start, int end,
-                                          float (&tile)[Unroll][Pack]) {
-#pragma unroll
-  for (int u = 0; u < Unroll; ++u)
-    load_pack<In, Pack>(row, start + (u * Threads + static_cast<int>(threadIdx.x)) * Pack, end,
-                        neg_inf(), tile[u]);
-}
-
-/// The largest value of a thread's tile; NaN if any is NaN, so a NaN beside -inf fill still
-/// reaches the sum and poisons the row.
-template <int Pack, int Unroll>
-__device__ __forceinline__ float tile_max(const float (&tile)[Unroll][Pack]) {
-  float m = tile[0][0];
-#pragma unroll
-  for (int u = 0; u < Unroll; ++u)
-#pragma unroll
-    for (int i = 0; i < Pack; ++i) m = max_propagate_nan(m, tile[u][i]);
-  return m;
-}
-
-template <int Pack, int Unroll>
-__device__ __forceinline__ void add_tile(TemperedStats& stats, const float (&tile)[Unroll][Pack],
-                                         float thread_max, float c) {
-  const float to = max_propagate_nan(stats.max, thread_max);
-  if (to == neg_inf()) return;  // nothing but -inf so far: the sum stays 0
-  float sum = TemperedStats::rescaled(stats.sum, stats.max, to, c);
-#pragma unroll
-  for (int u = 0; u < Unroll; ++u)
-#pragma unroll
-    for (int i = 0; i < Pack; ++i) sum += fast_exp2((tile[u][i] - to) * c);
-  stats = {to, sum};
-}
-
 /// Appends to the buffer this tile's elements whose value is at least the threshold's: every
 /// key above the threshold, and perhaps a few equal-valued ones below it, which are real
 /// elements of the slice and harmless. A thread whose largest value is below the threshold's
@@ -87,9 +55,9 @@ __device__ __forceinline__ void add_tile(TemperedStats& stats, const float (&til
 /// threshold yet, a row of equal values, or a large k bucket) one atomic a warp, which at
 /// k = 1024 saved 2-4 us of 40-100 and at k = 50 cost 1.4 (H100). True when the buffer may
 /// not hold another whole tile.
-template <int Pack, int Threads, int Unroll, int Room, bool AdmitsMany>
+template <int Room, bool AdmitsMany, typename Tiles, int Pack, int Unroll>
 __device__ __forceinline__ bool offer_tile(const float (&tile)[Unroll][Pack], float thread_max,
-                                           int start, int end, TopkKey* keys,
+                                           const Tiles& slice, int offset, TopkKey* keys,
                                            TopkBlockState& state) {
   // NaN while the threshold is 0, so that everything passes; a NaN thread_max passes too.
   const float floor = key_value(state.threshold);
@@ -98,9 +66,8 @@ __device__ __forceinline__ bool offer_tile(const float (&tile)[Unroll][Pack], fl
   // instead of running them under a predicate.
   const unsigned voters = __ballot_sync(0xffffffffu, maybe);
   if (voters == 0) return false;
-  const auto col_of = [&](int u, int i) {
-    return start + (u * Threads + static_cast<int>(threadIdx.x)) * Pack + i;
-  };
+  const auto col_of = [&](int u, int i) { return slice.col(offset, u, i); };
+  const int end = slice.end;
   bool crowded = false;
   if (!AdmitsMany && voters != 0xffffffffu) {
     // A few elements: one atomic each.
@@ -126,9 +93,9 @@ __device__ __forceinline__ bool offer_tile(const float (&tile)[Unroll][Pack], fl
   const unsigned lane = threadIdx.x % 32;
   int through_me = mine;  // inclusive prefix over the warp's lanes
 #pragma unroll
-  for (int offset = 1; offset < 32; offset *= 2) {
-    const int below = __shfl_up_sync(0xffffffffu, through_me, offset);
-    if (lane >= static_cast<unsigned>(offset)) through_me += below;
+  for (int step = 1; step < 32; step *= 2) {
+    const int below = __shfl_up_sync(0xffffffffu, through_me, step);
+    if (lane >= static_cast<unsigned>(step)) through_me += below;
   }
   const int warp_total = __shfl_sync(0xffffffffu, through_me, 31);
   if (warp_total == 0) return false;
@@ -148,45 +115,120 @@ __device__ __forceinline__ bool offer_tile(const float (&tile)[Unroll][Pack], fl
 /// Sets the admission threshold before the first tile floods the buffer: each thread's best key
 /// is a distinct element, so the k_row-th best of them is a lower bound of the k_row-th best of
 /// the slice. Called with an empty buffer, which it leaves empty.
-template <int Pack, int Threads, int Unroll>
-__device__ void seed_threshold(const float (&tile)[Unroll][Pack], int start, int end, int k_row,
+template <typename Tiles, int Pack, int Unroll>
+__device__ void seed_threshold(const float (&tile)[Unroll][Pack], const Tiles& slice, int k_row,
                                TopkKey* keys, TopkBlockState& state) {
   TopkKey best = 0;
 #pragma unroll
   for (int u = 0; u < Unroll; ++u)
 #pragma unroll
     for (int i = 0; i < Pack; ++i) {
-      const int col = start + (u * Threads + static_cast<int>(threadIdx.x)) * Pack + i;
-      const TopkKey key = col < end ? make_key(tile[u][i], col) : 0;
+      const int col = slice.col(0, u, i);
+      const TopkKey key = col < slice.end ? make_key(tile[u][i], col) : 0;
       best = key > best ? key : best;
     }
   keys[threadIdx.x] = best;
   const int seeds = __syncthreads_count(best != 0);
   if (seeds < k_row) return;  // too few elements to bound anything; leaves keys untouched
   // The zero keys of threads without an element sort last and are never counted as kept.
-  const TopkKey bound = radix_threshold<Threads>(keys, Threads, k_row, 2 * k_row, state.select);
+  const TopkKey bound =
+      radix_threshold<Tiles::kThreads>(keys, Tiles::kThreads, k_row, 2 * k_row, state.select);
   // 0 bounds nothing; otherwise admit the bound itself.
   if (threadIdx.x == 0 && bound != 0) state.threshold = bound - 1;
   __syncthreads();
 }
 
-/// Large k buckets, whose threshold sits lower: many elements pass it and the buffer fills
-/// several times a row.
+/// Large k buckets, whose threshold sits lower: many elements pass it, and a warp admits its
+/// elements with one atomic.
 template <int KBucket>
 __device__ __forceinline__ constexpr bool admits_many() {
   return KBucket >= 256;
 }
 
+/// Buckets from 512 guess their threshold from a sample (guess_threshold). At k = 256 the seed
+/// from the threads' maxima already holds the admissions down, and the guess cost more than it
+/// saved (H100, 256 rows of 128256: 72.9 us against 69.6; 8 rows of 151936 over clusters of 8:
+/// 24.0 against 22.7).
+template <int KBucket>
+__device__ __forceinline__ constexpr bool guesses_threshold() {
+  return KBucket >= 512;
+}
+
+/// How many of a sample's best keys to admit above so that a slice whose values lie in no
+/// particular order holds k_row or more keys above the threshold, all but certainly: the sample
+/// of `sampled` of the slice's `cols` values expects q = k_row x sampled / cols of the slice's
+/// best k_row among its own, and the slice's keys above the sample's r-th best number about
+/// r / q x k_row, give or take sqrt(r) / q x k_row; r = q + 5 sqrt(r) puts k_row five of those
+/// below the expectation (one slice in millions guesses too high).
+__device__ __forceinline__ int guess_rank(int k_row, int sampled, int cols) {
+  constexpr float kDeviations = 5.0f;
+  const float q =
+      static_cast<float>(k_row) * static_cast<float>(sampled) / static_cast<float>(cols);
+  const float root = 0.5f * (kDeviations + sqrtf(kDeviations * kDeviations + 4.0f * q));
+  return static_cast<int>(ceilf(root * root));
+}
+
+/// Loads the first tile of the slice into keys[0, kTile) as keys (0 past the slice's end).
+template <typename In, typename Tiles>
+__device__ __forceinline__ void load_first_tile_keys(const In* row, const Tiles& slice,
+                                                     TopkKey* keys) {
+#pragma unroll
+  for (int u = 0; u < Tiles::kUnroll; ++u) {
+    float values[Tiles::kPack];
+    load_pack<In, Tiles::kPack>(row, slice.col(0, u, 0), slice.end, neg_inf(), values);
+#pragma unroll
+    for (int i = 0; i < Tiles::kPack; ++i) {
+      const int col = slice.col(0, u, i);
+      keys[(u * Tiles::kThreads + static_cast<int>(threadIdx.x)) * Tiles::kPack + i] =
+          col < slice.end ? make_key(values[i], col) : 0;
+    }
+  }
+}
+
+/// Buckets from 512 guess the admission threshold from the first tile, a sample of the slice:
+/// its guess_rank-th best key. A threshold that starts from nothing and rises with each
+/// compaction let ~14,000 keys of a row of 128256 into the buffer at k = 1024 (two or three
+/// compactions); the guess lets in about 1.3 k_row. It may be too high (a slice whose best
+/// values all lie in the first tile): scan_slice finds that at the slice's end, by fewer than
+/// k_row keys in the buffer, and reads the slice again the safe way. The tile is read here
+/// straight into shared memory and again (from L2) by the streaming loop: held in registers
+/// across the select, it made the loop spill (H100, 256 rows of 128256, when k = 256 guessed
+/// too: 92 us against 69 without a guess, 73 with the tile read twice). False where the sample is too small to guess from. Called with
+/// an empty buffer, which it leaves empty.
+template <typename In, typename Tiles>
+__device__ bool guess_threshold(const In* row, const Tiles& slice, int k_row, TopkKey* keys,
+                                TopkBlockState& state) {
+  const int sampled = slice.columns_in(0);
+  if (sampled == 0) return false;
+  const int rank = guess_rank(k_row, sampled, slice.end - slice.begin);
+  if (rank > sampled) return false;
+  load_first_tile_keys(row, slice, keys);
+  __syncthreads();
+  const TopkKey bound = radix_threshold<Tiles::kThreads>(keys, Tiles::kTile, rank,
+                                                         rank + rank / 4, state.select);
+  if (threadIdx.x == 0) state.threshold = bound - 1;  // admits the bound itself
+  __syncthreads();
+  return true;
+}
+
+/// Whether a compaction starts with the select's window round. Small k buckets compact about
+/// once a row, and inlined in the streaming loop the round's registers made that loop spill
+/// (H100, 256 rows of 128256 at k = 50, built by nvcc: 54.4 us without it, 59.2 with); at
+/// k = 256, two or three compactions a row, it saves more than it costs. Buckets that guess
+/// their threshold compact only where the guess fails, and without the round their loop kept
+/// its registers (256 rows of 50257 at k = 1024: 39.0 us against 44.9).
+template <int KBucket>
+__device__ __forceinline__ constexpr bool compacts_by_window() {
+  return admits_many<KBucket>() && !guesses_threshold<KBucket>();
+}
+
 /// Shrinks the buffer to between need and 2*KBucket keys that hold its best `need`, and raises
-/// the admission threshold to the smallest key kept. Small k buckets compact about once a row
-/// and skip the select's window round: inlined in the streaming loop, its registers made that
-/// loop spill (H100, 256 rows of 128256 at k = 50, built by nvcc: 54.4 us without it, 59.2
-/// with); at k = 1024, two or three compactions a row, it saves far more (130 -> 97 us).
+/// the admission threshold to the smallest key kept.
 template <int Threads, int KBucket>
 __device__ void compact_buffer(TopkKey* keys, int k_row, TopkBlockState& state) {
   const int n = state.count;
   const int need = n < k_row ? n : k_row;
-  const TopkKey threshold = radix_threshold<Threads, admits_many<KBucket>()>(
+  const TopkKey threshold = radix_threshold<Threads, compacts_by_window<KBucket>()>(
       keys, n, need, 2 * KBucket, state.select);
   const int kept = keep_at_least<Threads>(keys, n, threshold, state.select);
   if (threadIdx.x == 0) {
@@ -198,39 +240,48 @@ __device__ void compact_buffer(TopkKey* keys, int k_row, TopkBlockState& state) 
 
 /// Streams [begin, end) of one row: returns this thread's statistics and leaves the buffer
 /// holding (at least) the slice's best k_row keys.
-template <typename In, int Pack, int Threads, int Unroll, int KBucket>
+template <typename In, int Pack, int Threads, int Unroll, int SliceCols, int KBucket>
 __device__ TemperedStats scan_slice(const In* row, int begin, int end, int k_row, float c,
                                     TopkKey* keys, TopkBlockState& state) {
-  constexpr int kTile = Threads * Pack * Unroll;
-  constexpr int kRoom = 4 * KBucket;  // the buffer holds kRoom + kTile keys
-  if (threadIdx.x == 0) {
-    state.count = 0;
-    state.threshold = 0;
-  }
-  __syncthreads();
-  TemperedStats stats = TemperedStats::empty();
-  float tile[Unroll][Pack];
-  load_tile<In, Pack, Threads, Unroll>(row, begin, end, tile);
-  if (k_row <= Threads) seed_threshold<Pack, Threads, Unroll>(tile, begin, end, k_row, keys, state);
-  for (int start = begin; start < end; start += kTile) {
-    // The next tile's loads are in flight while this one is reduced and filtered.
-    float next[Unroll][Pack];
-    const bool more = start + kTile < end;
-    if (more) load_tile<In, Pack, Threads, Unroll>(row, start + kTile, end, next);
-    const float thread_max = tile_max(tile);
-    add_tile(stats, tile, thread_max, c);
-    const bool crowded =
-        offer_tile<Pack, Threads, Unroll, kRoom, admits_many<KBucket>()>(tile, thread_max, start,
-                                                                         end, keys, state);
-    if (__syncthreads_or(crowded)) compact_buffer<Threads, KBucket>(keys, k_row, state);
-    if (more) {
-#pragma unroll
-      for (int u = 0; u < Unroll; ++u)
-#pragma unroll
-        for (int i = 0; i < Pack; ++i) tile[u][i] = next[u][i];
+  using Tiles = SliceTiles<Pack, Threads, Unroll, SliceCols, guesses_threshold<KBucket>()>;
+  constexpr int kRoom = 4 * KBucket;  // the buffer holds kRoom + Tiles::kTile keys
+  const Tiles slice{begin, end};
+  bool guess = guesses_threshold<KBucket>();
+  for (;;) {
+    if (threadIdx.x == 0) {
+      state.count = 0;
+      state.threshold = 0;
     }
+    __syncthreads();
+    if (guess) guess = guess_threshold(row, slice, k_row, keys, state);
+    TemperedStats stats = TemperedStats::empty();
+    float tile[Unroll][Pack];
+    load_tile<In>(row, slice, 0, tile);
+    if (!guess && k_row <= Threads) seed_threshold(tile, slice, k_row, keys, state);
+    for (int offset = 0; offset < Tiles::kSegment; offset += Tiles::kRun) {
+      // The next tile's loads are in flight while this one is reduced and filtered.
+      float next[Unroll][Pack];
+      const bool more = offset + Tiles::kRun < Tiles::kSegment;
+      if (more) load_tile<In>(row, slice, offset + Tiles::kRun, next);
+      const float thread_max = tile_max(tile);
+      add_tile(stats, tile, thread_max, c);
+      const bool crowded = offer_tile<kRoom, admits_many<KBucket>()>(tile, thread_max, slice,
+                                                                     offset, keys, state);
+      if (__syncthreads_or(crowded)) compact_buffer<Threads, KBucket>(keys, k_row, state);
+      if (more) {
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u)
+#pragma unroll
+          for (int i = 0; i < Pack; ++i) tile[u][i] = next[u][i];
+      }
+    }
+    // A threshold that was never guessed, or was raised by a compaction, is at or below the
+    // k_row-th best key; a guess that let in fewer than k_row keys was too high.
+    const int must_keep = end - begin < k_row ? end - begin : k_row;
+    if (!guess || state.count >= must_keep) return stats;
+    guess = false;
+    __syncthreads();  // every thread has read the count before it is reset
   }
-  return stats;
 }
 
 /// Cuts the buffer to exactly this block's best `need` keys and sorts them, descending: by their
@@ -538,7 +589,7 @@ __global__ void __launch_bounds__(Threads, (topk_stream_min_blocks<Threads, Clus
     if (k_row == 0) continue;  // the same for every block of the cluster
 
     const In* in = static_cast<const In*>(params.logits) + row * params.row_stride;
-    const TemperedStats stats = scan_slice<In, Pack, Threads, Unroll, KBucket>(
+    const TemperedStats stats = scan_slice<In, Pack, Threads, Unroll, kSliceCols, KBucket>(
         in, begin, end, k_row, params.log2e_over_t, keys, state);
     if constexpr (finishes_by_gathering<KBucket, Threads, Pack, Unroll, ClusterBlocks>())
       finish_by_gathering<Idx, KBucket, Threads, ClusterBlocks>(params, row, k_row, stats, keys,

@@ -7,7 +7,7 @@
 # STEPS="build tests demo bench host tune torch topk topk_tune" (the default: all but
 # topk_tune, which prints every top-K candidate's time at a few shapes) picks steps, so a run
 # can be split over calls with a time limit; the build folder is reused. TESTS_REGEX narrows the
-# tests step to the matching ctest names.
+# tests step to the matching ctest names; TOPK_CELLS narrows the top-K comparison.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -66,6 +66,8 @@ if wants topk; then
 step "compare softmax + top-K with torch"
 quick=""  # compare_topk.py takes --quick but none of compare_torch.py's other options
 for arg in "$@"; do [ "$arg" = --quick ] && quick=--quick; done
+# TOPK_CELLS="V:B:K[:dtype],..." times only those cells.
+[ -n "${TOPK_CELLS:-}" ] && quick="--cells $TOPK_CELLS"
 PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_topk.py "$BUILD/runtime/libkjit.so" \
   --out "$OUT/compare_topk.md" --json "$OUT/compare_topk.json" $quick 2>&1 |
   tee "$OUT/compare_topk.log" || status=1

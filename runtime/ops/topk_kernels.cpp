@@ -151,14 +151,13 @@ TopkConfig complete_resident_config(const TopkProblem& problem, const DeviceProp
 /// cluster barriers with nothing to overlap them, and streaming wins: 64 rows of 50257 at
 /// k = 256, 45 against 27 us; 64 rows of 128256 at k = 1024, 94 against 61. Rows that need
 /// clusters of 16, more of them than run at once, take two rounds: 8 rows of 151936, 27 us at
-/// k = 50 where streaming takes 18.5, 28 at k = 256 where it takes 22.7; at k = 1024 holding
-/// still wins (31.4 against 32.2).
+/// k = 50 where streaming takes 18.5, 28 at k = 256 where it takes 22.7, 32.7 at k = 1024 where
+/// it takes 28.5 (with a guessed threshold; 32.9 before).
 TopkAlgorithm choose_topk_algorithm(const TopkProblem& problem, const DeviceProps& device) {
-  constexpr int kWidestCluster = 16, kLargestStreamedBucket = 256;
+  constexpr int kWidestCluster = 16;
   const int cluster = resident_min_cluster(problem, device);
   if (cluster == 0 || problem.rows * cluster > device.sm_count) return TopkAlgorithm::kStream;
-  if (cluster == kWidestCluster && problem.rows > kWidestClustersAtOnce &&
-      topk_bucket(problem.k) <= kLargestStreamedBucket)
+  if (cluster == kWidestCluster && problem.rows > kWidestClustersAtOnce)
     return TopkAlgorithm::kStream;
   return TopkAlgorithm::kResident;
 }

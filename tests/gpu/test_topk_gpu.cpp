@@ -205,6 +205,28 @@ TEST_CASE("both algorithms at every cluster size match the reference") {
   run_units(std::move(units));
 }
 
+TEST_CASE("the stream kernel reads a slice again where its guessed threshold was too high") {
+  // From k bucket 256 on, the stream kernel guesses its threshold from the first tile; rows
+  // whose best values sit at their start make that guess too high, and normal rows beside them
+  // keep it. Each kind at both ends of the batch, over one block a row and over clusters.
+  KJIT_REQUIRE_GPU();
+  const std::vector<TopkRowKind> kinds = {TopkRowKind::kDescending, TopkRowKind::kHotStart,
+                                          TopkRowKind::kNormal, TopkRowKind::kNormal10};
+  const TopkLayout layouts[] = {{DType::kF32, 64, 128256}, {DType::kF32, 16, 50257},
+                                {DType::kBF16, 8, 151936}};
+  std::vector<TopkUnit> units;
+  std::size_t n = 0;
+  for (int cluster : {1, 2, 8})
+    for (const TopkLayout& layout : layouts) {
+      TopkUnit unit{layout, kinds, {}, TopkConfig{}};
+      unit.forced->algorithm = TopkAlgorithm::kStream;
+      unit.forced->cluster = cluster;
+      for (std::int32_t k : {256, 1000, 1024}) unit.calls.push_back(rotated_call(k, n++));
+      units.push_back(std::move(unit));
+    }
+  run_units(std::move(units));
+}
+
 TEST_CASE("huge logits at temperatures 0.5, 1e-3 and 100") {
   // Most probabilities underflow to 0 here; their slots must still follow the logits' order.
   KJIT_REQUIRE_GPU();

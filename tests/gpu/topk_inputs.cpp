@@ -31,7 +31,7 @@ double normal(std::uint64_t& state) {
 class RowGenerator {
  public:
   RowGenerator(DType dtype, TopkRowKind kind, std::uint64_t state, std::int64_t cols)
-      : dtype_(dtype), kind_(kind), state_(state) {
+      : dtype_(dtype), kind_(kind), state_(state), cols_(static_cast<double>(cols)) {
     for (std::int64_t& column : special_)
       column = static_cast<std::int64_t>(splitmix64(state_) % static_cast<std::uint64_t>(cols));
     constant_ = normal(state_);
@@ -51,6 +51,8 @@ class RowGenerator {
       case TopkRowKind::kOneNaN: return col == special_[0] ? std::nan("") : normal(state_);
       case TopkRowKind::kOnePosInf: return col == special_[0] ? kInf : normal(state_);
       case TopkRowKind::kAllNegInf: return -kInf;
+      case TopkRowKind::kDescending: return 4.0 - 8.0 * static_cast<double>(col) / cols_;
+      case TopkRowKind::kHotStart: return normal(state_) + (col < cols_ / 16 ? 3.0 : 0.0);
     }
     return 0.0;
   }
@@ -88,6 +90,7 @@ class RowGenerator {
   DType dtype_;
   TopkRowKind kind_;
   std::uint64_t state_;
+  double cols_;
   std::int64_t special_[4] = {};
   double constant_ = 0.0;
   int run_left_ = 0;
@@ -110,6 +113,8 @@ const char* to_string(TopkRowKind kind) {
     case TopkRowKind::kOneNaN: return "one NaN";
     case TopkRowKind::kOnePosInf: return "one +inf";
     case TopkRowKind::kAllNegInf: return "all -inf";
+    case TopkRowKind::kDescending: return "descending";
+    case TopkRowKind::kHotStart: return "higher first 1/16";
   }
   return "?";
 }
@@ -119,6 +124,7 @@ const std::vector<TopkRowKind>& all_topk_row_kinds() {
       TopkRowKind::kNormal,      TopkRowKind::kNormal10,   TopkRowKind::kNormal1000, TopkRowKind::kAllEqual,
       TopkRowKind::kFewIntegers, TopkRowKind::kSignedZeros, TopkRowKind::kHuge,      TopkRowKind::kNegInfRuns,
       TopkRowKind::kFewFinite,   TopkRowKind::kOneNaN,     TopkRowKind::kOnePosInf,  TopkRowKind::kAllNegInf,
+      TopkRowKind::kDescending,  TopkRowKind::kHotStart,
   };
   return kinds;
 }

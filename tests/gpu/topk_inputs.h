@@ -25,6 +25,9 @@ enum class TopkRowKind : int {
   kOneNaN,        ///< N(0, 1) with one NaN: NaN probabilities, the NaN ranked first
   kOnePosInf,     ///< N(0, 1) with one +inf: NaN probabilities, the +inf ranked first
   kAllNegInf,     ///< only -inf: NaN probabilities, indices in order
+  kDescending,    ///< values falling along the row: the row's best all lie at its start
+  kHotStart,      ///< N(0, 1), 3 higher over the first 1/16 of the row (a vocabulary's
+                  ///< frequent tokens): a sample of the start overrates the rest
 };
 
 const char* to_string(TopkRowKind kind);
