@@ -125,6 +125,7 @@ struct SelectScratch {
   int done;
   int kept;
   int fullest;         ///< window_sort: the most keys in one bin, or more when one lies below
+  unsigned deepest;    ///< window_sort: the farthest bin from the largest key's that holds one
 };
 
 /// The largest top 16 bits of keys[0, n), in every thread; zeroes `s.window` on the way. Ends

@@ -168,44 +168,65 @@ __device__ __forceinline__ int guess_rank(int k_row, int sampled, int cols) {
   return static_cast<int>(ceilf(root * root));
 }
 
-/// Loads the first tile of the slice into keys[0, kTile) as keys (0 past the slice's end).
+/// The most keys the guess samples: of a larger first tile, every other run or fewer. A select
+/// over the 8192 keys of a whole tile took ~7,000 cycles a row; over 4096 the guess is as good
+/// and rows were 2-5% faster (H100: 64 rows of 50257 at k = 1024, 23.4 -> 22.3 us; 8 rows of
+/// 151936, 27.5 -> 26.5); over 2048 it let in so many more keys that 256 rows of 128256 took
+/// 83.0 us against 74.7.
+constexpr int kMostGuessSamples = 4096;
+
+/// Runs of the first tile the guess samples, spread evenly over the tile's Unroll runs.
+template <typename Tiles>
+__host__ __device__ constexpr int guess_runs() {
+  int runs = Tiles::kUnroll;
+  while (runs > 1 && runs * Tiles::kRun > kMostGuessSamples) runs /= 2;
+  return runs;
+}
+
+/// Loads the sampled runs of the first tile into keys[0, runs x kRun) as keys (0 past the
+/// slice's end); returns how many of them are the slice's.
 template <typename In, typename Tiles>
-__device__ __forceinline__ void load_first_tile_keys(const In* row, const Tiles& slice,
-                                                     TopkKey* keys) {
+__device__ __forceinline__ int load_guess_sample(const In* row, const Tiles& slice,
+                                                 TopkKey* keys) {
+  constexpr int kRuns = guess_runs<Tiles>(), kStride = Tiles::kUnroll / kRuns;
+  int sampled = 0;
 #pragma unroll
-  for (int u = 0; u < Tiles::kUnroll; ++u) {
+  for (int j = 0; j < kRuns; ++j) {
+    const int u = j * kStride;
     float values[Tiles::kPack];
     load_pack<In, Tiles::kPack>(row, slice.col(0, u, 0), slice.end, neg_inf(), values);
 #pragma unroll
     for (int i = 0; i < Tiles::kPack; ++i) {
       const int col = slice.col(0, u, i);
-      keys[(u * Tiles::kThreads + static_cast<int>(threadIdx.x)) * Tiles::kPack + i] =
+      keys[(j * Tiles::kThreads + static_cast<int>(threadIdx.x)) * Tiles::kPack + i] =
           col < slice.end ? make_key(values[i], col) : 0;
     }
+    const int left = slice.end - slice.run_start(0, u);
+    sampled += left <= 0 ? 0 : (left < Tiles::kRun ? left : Tiles::kRun);
   }
+  return sampled;
 }
 
-/// Buckets from 512 guess the admission threshold from the first tile, a sample of the slice:
-/// its guess_rank-th best key. A threshold that starts from nothing and rises with each
-/// compaction let ~14,000 keys of a row of 128256 into the buffer at k = 1024 (two or three
-/// compactions); the guess lets in about 1.3 k_row. It may be too high (a slice whose best
-/// values all lie in the first tile): scan_slice finds that at the slice's end, by fewer than
-/// k_row keys in the buffer, and reads the slice again the safe way. The tile is read here
-/// straight into shared memory and again (from L2) by the streaming loop: held in registers
-/// across the select, it made the loop spill (H100, 256 rows of 128256, when k = 256 guessed
-/// too: 92 us against 69 without a guess, 73 with the tile read twice). False where the sample is too small to guess from. Called with
-/// an empty buffer, which it leaves empty.
+/// Buckets from 512 guess the admission threshold from the first tile (or the part of it that
+/// load_guess_sample reads), a sample of the slice: its guess_rank-th best key. A threshold that
+/// starts from nothing and rises with each compaction let ~14,000 keys of a row of 128256 into
+/// the buffer at k = 1024 (two or three compactions); the guess lets in about 1.3 k_row. It may
+/// be too high (a slice whose best values all lie in the first tile): scan_slice finds that at
+/// the slice's end, by fewer than k_row keys in the buffer, and reads the slice again the safe
+/// way. The sample is read here straight into shared memory and again (from L2) by the
+/// streaming loop: held in registers across the select, the tile made the loop spill (H100, 256
+/// rows of 128256, when k = 256 guessed too: 92 us against 69 without a guess, 73 with the tile
+/// read twice). False where the sample is too small to guess from. Called with an empty
+/// buffer, which it leaves empty.
 template <typename In, typename Tiles>
 __device__ bool guess_threshold(const In* row, const Tiles& slice, int k_row, TopkKey* keys,
                                 TopkBlockState& state) {
-  const int sampled = slice.columns_in(0);
-  if (sampled == 0) return false;
-  const int rank = guess_rank(k_row, sampled, slice.end - slice.begin);
-  if (rank > sampled) return false;
-  load_first_tile_keys(row, slice, keys);
+  const int sampled = load_guess_sample(row, slice, keys);
   __syncthreads();
-  const TopkKey bound = radix_threshold<Tiles::kThreads>(keys, Tiles::kTile, rank,
-                                                         rank + rank / 4, state.select);
+  const int rank = sampled == 0 ? 0 : guess_rank(k_row, sampled, slice.end - slice.begin);
+  if (rank == 0 || rank > sampled) return false;  // the same in every thread
+  const TopkKey bound = radix_threshold<Tiles::kThreads>(
+      keys, guess_runs<Tiles>() * Tiles::kRun, rank, rank + rank / 4, state.select);
   if (threadIdx.x == 0) state.threshold = bound - 1;  // admits the bound itself
   __syncthreads();
   return true;
@@ -435,11 +456,24 @@ __device__ void place_list(TopkKey* list, int listed, TopkKey* spare, int* place
   }
 }
 
+/// Keys a gathered list may hold to be sorted without a cut first: the largest power of two
+/// such that the buffer of BufferKeys holds the block's own list (2 KBucket), the gathered list
+/// and a spare list of that many keys, and an int a key for the places.
+template <int KBucket, int BufferKeys>
+__host__ __device__ constexpr int gathered_sort_room() {
+  constexpr int kListCap = 2 * KBucket;
+  int room = kListCap;
+  while (kListCap + 5 * room <= BufferKeys) room *= 2;  // 2.5 x (2 room) <= the rest
+  return room;
+}
+
 /// Places by gathering: the cut lists are short, so the keys that can still win are gathered in
 /// one block and placed there. In a cluster, block 0 gathers every block's keys at or above the
-/// highest bound, cuts them to at most cut_limit, and writes the row alone; the other blocks
-/// only wait for it at the row's last barrier.
-template <typename Idx, int KBucket, int Threads, int ClusterBlocks>
+/// highest bound, cuts them to at most cut_limit where placing needs it (counting compares
+/// every pair; a sort takes any list its room holds, and a cut before it cost more than the
+/// longer sort: 64 rows of 50257 at k = 1024, ~4,000 cycles to cut ~2,000 keys to 1280), and
+/// writes the row alone; the other blocks only wait for it at the row's last barrier.
+template <typename Idx, int KBucket, int Threads, int ClusterBlocks, int BufferKeys>
 __device__ void finish_by_gathering(const TopkParams& p, long long row, int k_row,
                                     TemperedStats stats, TopkKey* keys, TopkBlockState& state) {
   constexpr int kListCap = 2 * KBucket;
@@ -447,6 +481,7 @@ __device__ void finish_by_gathering(const TopkParams& p, long long row, int k_ro
   int listed = cut_list<Threads, KBucket>(keys, k_row, state, bound);
   stats = block_merge_tempered<Threads>(stats, p.log2e_over_t, state.warp_max, state.warp_sum);
   TopkKey* list = keys;
+  int room = kListCap;  // keys the list may hold while it is placed
   if constexpr (ClusterBlocks > 1) {
     if (threadIdx.x == 0) {
       state.block_max = stats.max;
@@ -465,14 +500,15 @@ __device__ void finish_by_gathering(const TopkParams& p, long long row, int k_ro
     list = keys + kListCap;
     listed = gather_pool<Threads, ClusterBlocks, kListCap>(keys, state.list_count, bound, list,
                                                            &state.pool_count);
-    if (listed > k_row) {
+    if constexpr (sorts_gathered_list<KBucket>()) room = gathered_sort_room<KBucket, BufferKeys>();
+    if (listed > (sorts_gathered_list<KBucket>() ? room : k_row)) {
       const TopkKey cut =
           radix_threshold<Threads>(list, listed, k_row, cut_limit<KBucket>(k_row), state.select);
       listed = keep_at_least<Threads>(list, listed, cut, state.select);
     }
   }
-  TopkKey* const spare = list + kListCap;
-  int* const places = reinterpret_cast<int*>(sorts_gathered_list<KBucket>() ? spare + kListCap
+  TopkKey* const spare = list + room;
+  int* const places = reinterpret_cast<int*>(sorts_gathered_list<KBucket>() ? spare + room
                                                                             : spare);
   place_list<Threads, KBucket>(list, listed, spare, places, state.select);
   write_winners<Idx, Threads, 1>(p, row, list, listed, places, k_row, stats, state);
@@ -531,9 +567,13 @@ __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
   for (int i = threadIdx.x; i < candidates; i += Threads) ranks[i] = i;
   if constexpr (ClusterBlocks > 1) {
     __syncthreads();
-    for (int pair = threadIdx.x; pair < candidates * ClusterBlocks; pair += Threads) {
-      const int i = pair / ClusterBlocks, b = pair % ClusterBlocks;
-      if (b == static_cast<int>(rank)) continue;
+    // Pairs with the other blocks only: 141 keys of 8 blocks' lists at k = 1024 are then one
+    // round of 1024 threads, not two, and each round is ten dependent remote loads.
+    constexpr int kOthers = ClusterBlocks - 1;
+    for (int pair = threadIdx.x; pair < candidates * kOthers; pair += Threads) {
+      const int i = pair / kOthers;
+      int b = pair % kOthers;
+      b += b >= static_cast<int>(rank) ? 1 : 0;
       const int above = count_greater_in(keys, b, state.list_count[b], keys[i]);
       if (above > 0) atomicAdd(&ranks[i], above);
     }
@@ -574,6 +614,7 @@ __global__ void __launch_bounds__(Threads, (topk_stream_min_blocks<Threads, Clus
     topk_softmax(const TopkParams params) {
   check_topk_shape<In, KBucket, Pack, Threads, ClusterBlocks>();
   constexpr int kSliceCols = topk_slice_cols<Cols, ClusterBlocks, Pack>();
+  constexpr int kBufferKeys = 4 * KBucket + Threads * Pack * Unroll;
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   TopkKey* const keys = reinterpret_cast<TopkKey*>(dynamic_smem);
   __shared__ TopkBlockState state;
@@ -592,8 +633,8 @@ __global__ void __launch_bounds__(Threads, (topk_stream_min_blocks<Threads, Clus
     const TemperedStats stats = scan_slice<In, Pack, Threads, Unroll, kSliceCols, KBucket>(
         in, begin, end, k_row, params.log2e_over_t, keys, state);
     if constexpr (finishes_by_gathering<KBucket, Threads, Pack, Unroll, ClusterBlocks>())
-      finish_by_gathering<Idx, KBucket, Threads, ClusterBlocks>(params, row, k_row, stats, keys,
-                                                                state);
+      finish_by_gathering<Idx, KBucket, Threads, ClusterBlocks, kBufferKeys>(params, row, k_row,
+                                                                             stats, keys, state);
     else
       finish_by_merging<Idx, KBucket, Threads, ClusterBlocks>(params, row, k_row, stats, keys,
                                                               state);

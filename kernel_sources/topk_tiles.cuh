@@ -36,17 +36,6 @@ struct SliceTiles {
   __device__ __forceinline__ int col(int offset, int u, int i) const {
     return run_start(offset, u) + static_cast<int>(threadIdx.x) * Pack + i;
   }
-
-  /// Columns of the tile at `offset` that lie in the slice.
-  __device__ __forceinline__ int columns_in(int offset) const {
-    int n = 0;
-#pragma unroll
-    for (int u = 0; u < Unroll; ++u) {
-      const int left = end - run_start(offset, u);
-      n += left <= 0 ? 0 : (left < kRun ? left : kRun);
-    }
-    return n;
-  }
 };
 
 template <typename In, typename Tiles, int Pack, int Unroll>
