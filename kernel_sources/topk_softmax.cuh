@@ -10,8 +10,8 @@
 // Two ways to place the winners, chosen at compile time:
 //  - by gathering (wherever the buffer holds the cluster's cut lists): each block cuts its
 //    buffer to at most 2k keys and a bound; block 0 gathers from every block the keys at or
-//    above the highest bound (no key below it can win), cuts them to 2k, and places them: a
-//    key's place is the number of keys above it (k buckets up to 256), or its order once they
+//    above the highest bound (no key below it can win) and places them: a key's place is the
+//    number of keys above it (k buckets up to 256, after a cut to 2k), or its order once they
 //    are sorted by their top bits (larger ones).
 //  - by merging (larger k over clusters whose lists do not fit): each block sorts its best keys
 //    and finds every key's place by binary search in the other blocks' sorted lists.
@@ -567,8 +567,9 @@ __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
   for (int i = threadIdx.x; i < candidates; i += Threads) ranks[i] = i;
   if constexpr (ClusterBlocks > 1) {
     __syncthreads();
-    // Pairs with the other blocks only: 141 keys of 8 blocks' lists at k = 1024 are then one
-    // round of 1024 threads, not two, and each round is ten dependent remote loads.
+    // Pairs with the other blocks only: at 8 blocks and k = 1024, ~140 candidates a block make
+    // ~980 pairs, one round of 1024 threads, where pairs with the block's own list made two;
+    // a round is ten dependent remote loads.
     constexpr int kOthers = ClusterBlocks - 1;
     for (int pair = threadIdx.x; pair < candidates * kOthers; pair += Threads) {
       const int i = pair / kOthers;

@@ -206,9 +206,10 @@ TEST_CASE("both algorithms at every cluster size match the reference") {
 }
 
 TEST_CASE("the stream kernel reads a slice again where its guessed threshold was too high") {
-  // From k bucket 256 on, the stream kernel guesses its threshold from the first tile; rows
-  // whose best values sit at their start make that guess too high, and normal rows beside them
-  // keep it. Each kind at both ends of the batch, over one block a row and over clusters.
+  // From k bucket 512 on (k = 1000 and 1024 here; k = 256 seeds its threshold as before), the
+  // stream kernel guesses its threshold from a sample of the first tile; rows whose best values
+  // sit at their start make that guess too high, and normal rows beside them keep it. Over one
+  // block a row and over clusters, whose later blocks' slices fall too.
   KJIT_REQUIRE_GPU();
   const std::vector<TopkRowKind> kinds = {TopkRowKind::kDescending, TopkRowKind::kHotStart,
                                           TopkRowKind::kNormal, TopkRowKind::kNormal10};
