@@ -79,16 +79,22 @@ int choose_cluster(const TopkProblem& problem, const DeviceProps& device) {
 
 /// 512 threads, and 1024 with a large k where the block's cut and placing steps matter most:
 /// a short slice (two tiles of 512 threads or less), or k buckets from 512 where every block
-/// has an SM to itself. Measured on the H100 (fp32): 512 threads won at every row count for
-/// k = 50 (256 rows of 128256: 58.8 us against 63.6 with two blocks of 256) and at 256 rows for
-/// k = 1024 (137 against 166; 108 against 91 since); 1024 threads won for one row at k = 256
-/// (29.8 us) and for 64 rows of 128256 over clusters of 2 at k = 1024 (43.4 against 47.2).
+/// has an SM to itself in a cluster of at most 4. Measured on the H100 (fp32): 512 threads won
+/// at every row count for k = 50 (256 rows of 128256: 58.8 us against 63.6 with two blocks of
+/// 256) and at 256 rows for k = 1024 (137 against 166; 108 against 91 since); 1024 threads won
+/// for one row at k = 256 (29.8 us) and for 64 rows of 128256 over clusters of 2 at k = 1024
+/// (43.4 against 47.2), but not for 8 rows of 151936 over clusters of 8 (23.2 us at 512
+/// threads, 24.2 at 1024).
 int choose_threads(const TopkProblem& problem, const DeviceProps& device, int cluster) {
   constexpr std::int64_t kTile512 = 512 * 16;  // elements: 16 per thread
+  constexpr int kWidestClusterFor1024 = 4;
   const int bucket = topk_bucket(problem.k);
   const bool short_slice = slice_cols(problem, cluster) <= 2 * kTile512;
   const bool own_sm = problem.rows * cluster <= device.sm_count;
-  return (short_slice && bucket >= 256) || (own_sm && bucket >= 512) ? 1024 : 512;
+  return (short_slice && bucket >= 256) ||
+                 (own_sm && bucket >= 512 && cluster <= kWidestClusterFor1024)
+             ? 1024
+             : 512;
 }
 
 /// Columns of a resident block's slice, as the kernel rounds them: whole packs.

@@ -134,10 +134,11 @@ TEST_CASE("top-K configs follow the validity rules") {
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 8, 32000, 1000), h100) ==
         TopkConfig{4, 1024, 1, 8, kResident});
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 4, 32000, 50), h100).cluster == 16);
-  // 8 rows that need clusters of 16 would take two rounds of them: streamed, over clusters of 8.
+  // 8 rows that need clusters of 16 would take two rounds of them: streamed, over clusters of 8
+  // of 512 threads.
   for (int k : {50, 256, 1024})
     CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 8, 151936, k), h100) ==
-          TopkConfig{4, k == 1024 ? 1024 : 512, k == 1024 ? 2 : 4, 8, kStream});
+          TopkConfig{4, 512, 4, 8, kStream});
   // One row at a large k is held over a cluster of 16 (too wide for one block on a100).
   const TopkProblem large_k = problem_of(DType::kF32, DType::kI64, 1, 128256, 1000);
   CHECK(choose_topk_config(large_k, h100) == TopkConfig{4, 1024, 2, 16, kResident});
