@@ -158,7 +158,8 @@ TopkConfig complete_resident_config(const TopkProblem& problem, const DeviceProp
 /// k = 256, 45 against 27 us; 64 rows of 128256 at k = 1024, 94 against 61. Rows that need
 /// clusters of 16, more of them than run at once, take two rounds: 8 rows of 151936, 27 us at
 /// k = 50 where streaming takes 18.5, 28 at k = 256 where it takes 22.7, 32.7 at k = 1024 where
-/// it takes 28.5 (with a guessed threshold; 32.9 before).
+/// it takes 25.3 (32.9 before the stream kernel guessed its threshold and merged in copies of
+/// the other blocks' lists).
 TopkAlgorithm choose_topk_algorithm(const TopkProblem& problem, const DeviceProps& device) {
   constexpr int kWidestCluster = 16;
   const int cluster = resident_min_cluster(problem, device);
