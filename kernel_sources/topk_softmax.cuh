@@ -637,18 +637,24 @@ __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
   row_barrier<ClusterBlocks>();  // the row's end: no block reuses its list while read
 }
 
+/// Keys the stream kernel's buffer holds: a tile and 4 x the k bucket (the host sizes the
+/// dynamic shared memory the same way).
+template <int KBucket, int Threads, int Pack, int Unroll>
+__host__ __device__ constexpr int topk_stream_buffer_keys() {
+  return 4 * KBucket + Threads * Pack * Unroll;
+}
+
 /// Gathering needs a buffer that holds this block's cut list (at most 2 * KBucket keys), in a
 /// cluster the keys gathered from every block, and for placing them a spare list (when sorting)
 /// and an int a key. Counting compares every pair, so small k buckets take it wherever the
 /// buffer allows; large ones sort, and merge sorted lists where the cluster's lists do not fit.
-template <int KBucket, int Threads, int Pack, int Unroll, int ClusterBlocks>
+template <int KBucket, int ClusterBlocks, int BufferKeys>
 __host__ __device__ constexpr bool finishes_by_gathering() {
-  constexpr int kBufferKeys = 4 * KBucket + Threads * Pack * Unroll;
   constexpr int kListCap = 2 * KBucket;
   constexpr int kOwn = ClusterBlocks > 1 ? kListCap : 0;
   constexpr int kGathered = ClusterBlocks > 1 ? ClusterBlocks * kListCap : 0;
   constexpr int kPlacing = (sorts_gathered_list<KBucket>() ? 2 : 1) * kListCap + kListCap / 2;
-  return kOwn + (kGathered > kPlacing ? kGathered : kPlacing) <= kBufferKeys;
+  return kOwn + (kGathered > kPlacing ? kGathered : kPlacing) <= BufferKeys;
 }
 
 /// Blocks an SM should hold, for the compiler's register budget: a row over one block means many
@@ -667,7 +673,7 @@ __global__ void __launch_bounds__(Threads, (topk_stream_min_blocks<Threads, Clus
     topk_softmax(const TopkParams params) {
   check_topk_shape<In, KBucket, Pack, Threads, ClusterBlocks>();
   constexpr int kSliceCols = topk_slice_cols<Cols, ClusterBlocks, Pack>();
-  constexpr int kBufferKeys = 4 * KBucket + Threads * Pack * Unroll;
+  constexpr int kBufferKeys = topk_stream_buffer_keys<KBucket, Threads, Pack, Unroll>();
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   TopkKey* const keys = reinterpret_cast<TopkKey*>(dynamic_smem);
   __shared__ TopkBlockState state;
@@ -685,7 +691,7 @@ __global__ void __launch_bounds__(Threads, (topk_stream_min_blocks<Threads, Clus
     const In* in = static_cast<const In*>(params.logits) + row * params.row_stride;
     const TemperedStats stats = scan_slice<In, Pack, Threads, Unroll, kSliceCols, KBucket>(
         in, begin, end, k_row, params.log2e_over_t, keys, state);
-    if constexpr (finishes_by_gathering<KBucket, Threads, Pack, Unroll, ClusterBlocks>())
+    if constexpr (finishes_by_gathering<KBucket, ClusterBlocks, kBufferKeys>())
       finish_by_gathering<Idx, KBucket, Threads, ClusterBlocks, kBufferKeys>(params, row, k_row,
                                                                              stats, keys, state);
     else

@@ -64,12 +64,12 @@ fi
 
 if wants topk; then
 step "compare softmax + top-K with torch"
-quick=""  # compare_topk.py takes --quick but none of compare_torch.py's other options
-for arg in "$@"; do [ "$arg" = --quick ] && quick=--quick; done
+cells=""  # compare_topk.py takes --quick but none of compare_torch.py's other options
+for arg in "$@"; do [ "$arg" = --quick ] && cells=--quick; done
 # TOPK_CELLS="V:B:K[:dtype],..." times only those cells.
-[ -n "${TOPK_CELLS:-}" ] && quick="--cells $TOPK_CELLS"
+[ -n "${TOPK_CELLS:-}" ] && cells="--cells $TOPK_CELLS"
 PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_topk.py "$BUILD/runtime/libkjit.so" \
-  --out "$OUT/compare_topk.md" --json "$OUT/compare_topk.json" $quick 2>&1 |
+  --out "$OUT/compare_topk.md" --json "$OUT/compare_topk.json" $cells 2>&1 |
   tee "$OUT/compare_topk.log" || status=1
 fi
 
