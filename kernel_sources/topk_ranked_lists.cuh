@@ -104,7 +104,8 @@ __device__ void write_sorted_everywhere(TopkKey* staged, int m, int capacity, To
       store_everywhere<ClusterBlocks>(keys, at + above, key, part, parts);
     });
   } else {
-    sort_keys_descending<Threads>(staged, m, 2 * m <= capacity ? staged + m : nullptr, scratch);
+    sort_keys_descending<Threads>(staged, m, 2 * m <= capacity ? staged + m : nullptr, scratch,
+                                  m);
     for (int i = threadIdx.x; i < m; i += Threads) store_everywhere<ClusterBlocks>(keys, at + i, staged[i]);
   }
   __syncthreads();

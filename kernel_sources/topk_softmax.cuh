@@ -13,8 +13,9 @@
 //    above the highest bound (no key below it can win) and places them: a key's place is the
 //    number of keys above it (k buckets up to 256, after a cut to 2k), or its order once they
 //    are sorted by their top bits (larger ones).
-//  - by merging (larger k over clusters whose lists do not fit): each block sorts its best keys
-//    and finds every key's place by binary search in the other blocks' sorted lists.
+//  - by merging (larger k over clusters): the blocks agree on a bound below which no key can
+//    win; each sorts its keys above it and finds every key's place by binary search in the
+//    other blocks' sorted lists.
 #pragma once
 
 #include "pack.cuh"
@@ -305,21 +306,6 @@ __device__ TemperedStats scan_slice(const In* row, int begin, int end, int k_row
   }
 }
 
-/// Cuts the buffer to exactly this block's best `need` keys and sorts them, descending: by their
-/// top bits, or where those crowd into a bin, bitonically.
-template <int Threads, int KBucket>
-__device__ int sort_best(TopkKey* keys, int k_row, TopkBlockState& state) {
-  int n = state.count;
-  const int need = n < k_row ? n : k_row;
-  if (n > need) {
-    const TopkKey threshold = radix_threshold<Threads>(keys, n, need, need, state.select);
-    n = keep_at_least<Threads>(keys, n, threshold, state.select);
-  }
-  if (need == 0) return 0;
-  sort_keys_descending<Threads>(keys, need, keys + KBucket, state.select);
-  return need;
-}
-
 /// Keys of a descending list (in this block's shared memory) that are >= `bound`.
 __device__ __forceinline__ int count_at_least(const TopkKey* keys, int count, TopkKey bound) {
   int lo = 0, hi = count;
@@ -441,15 +427,16 @@ __host__ __device__ constexpr bool sorts_gathered_list() {
   return KBucket > 256;
 }
 
-/// Places the keys of list[0, listed) (distinct): where the k bucket is large, by sorting them,
-/// by their top bits or where those crowd into a bin bitonically (places are then their order;
-/// `list` has room for the next power of two of `listed` keys, `spare` for `listed`); else by
-/// counting the keys above each. Ends with a barrier.
+/// Places the keys of list[0, listed) (distinct) whose places are below k_row (the others get
+/// places of k_row or more): where the k bucket is large, by sorting them, by their top bits or
+/// where those crowd into a bin bitonically (places are then their order; `list` has room for
+/// the next power of two of `listed` keys, `spare` for `listed`); else by counting the keys
+/// above each. Ends with a barrier.
 template <int Threads, int KBucket>
-__device__ void place_list(TopkKey* list, int listed, TopkKey* spare, int* places,
+__device__ void place_list(TopkKey* list, int listed, int k_row, TopkKey* spare, int* places,
                            SelectScratch& select) {
   if constexpr (sorts_gathered_list<KBucket>()) {
-    sort_keys_descending<Threads>(list, listed, spare, select);
+    sort_keys_descending<Threads>(list, listed, spare, select, k_row);
     for (int i = threadIdx.x; i < listed; i += Threads) places[i] = i;
     __syncthreads();
   } else {
@@ -511,7 +498,7 @@ __device__ void finish_by_gathering(const TopkParams& p, long long row, int k_ro
   TopkKey* const spare = list + room;
   int* const places = reinterpret_cast<int*>(sorts_gathered_list<KBucket>() ? spare + room
                                                                             : spare);
-  place_list<Threads, KBucket>(list, listed, spare, places, state.select);
+  place_list<Threads, KBucket>(list, listed, k_row, spare, places, state.select);
   write_winners<Idx, Threads, 1>(p, row, list, listed, places, k_row, stats, state);
   row_barrier<ClusterBlocks>();  // the row's end: no block reuses its list while read
 }
@@ -558,57 +545,93 @@ __device__ __forceinline__ void copy_other_lists(const TopkKey* keys, unsigned r
   }
 }
 
+/// A key of this block's buffer with at least `each` of the buffer's keys at or above it (and
+/// not many more), or 0 where the buffer holds fewer.
+template <int Threads>
+__device__ TopkKey own_merge_bound(const TopkKey* keys, int n, int each, SelectScratch& select) {
+  if (n < each) return 0;
+  return radix_threshold<Threads>(keys, n, each, each + each / 4, select);
+}
+
+/// Keeps the keys at or above `bound`, at most this block's best k_row of them (past those no
+/// key of the block can win), and sorts them descending; returns how many.
+template <int Threads, int KBucket>
+__device__ int sort_candidates(TopkKey* keys, int n, TopkKey bound, int k_row,
+                               TopkBlockState& state) {
+  if (bound != 0) n = keep_at_least<Threads>(keys, n, bound, state.select);
+  if (n > k_row) {
+    const TopkKey cut = radix_threshold<Threads>(keys, n, k_row, k_row, state.select);
+    n = keep_at_least<Threads>(keys, n, cut, state.select);
+  }
+  if (n == 0) return 0;
+  sort_keys_descending<Threads>(keys, n, keys + KBucket, state.select, n);
+  return n;
+}
+
+/// Reads every block's statistics and merge bound (one lane a block) and returns the row's
+/// statistics and the lowest bound: every block's buffer holds at least ceil(k_row / blocks)
+/// keys at or above its own, so at least k_row keys of the row are at or above the lowest, and
+/// no key below it can win.
+template <int ClusterBlocks>
+__device__ TemperedStats read_merge_bounds(float c, TopkBlockState& state, TopkKey& bound) {
+  const unsigned lane = threadIdx.x % 32;
+  TemperedStats lane_stats = TemperedStats::empty();
+  TopkKey lane_bound = ~0ull;
+  if (lane < ClusterBlocks) {
+    lane_stats = {load_cluster_f32(cluster_address(&state.block_max, lane)),
+                  load_cluster_f32(cluster_address(&state.block_sum, lane))};
+    lane_bound = load_cluster_u64(cluster_address(&state.block_bound, lane));
+  }
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const TopkKey other = __shfl_xor_sync(0xffffffffu, lane_bound, offset);
+    lane_bound = other < lane_bound ? other : lane_bound;
+  }
+  bound = lane_bound;
+  return warp_merge_tempered(lane_stats, c);
+}
+
 /// Places by merging sorted lists: for large k over clusters whose lists do not fit one block.
+/// The blocks first agree on a bound below which no key can win, then each sorts only its keys
+/// above it: at k = 1024 over 8 blocks, ~140 keys a block where sorting each block's best 1024
+/// took ~10,000 cycles.
 template <typename Idx, int KBucket, int Threads, int ClusterBlocks, int BufferKeys>
 __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
                                   TemperedStats stats, TopkKey* keys, TopkBlockState& state) {
   const float c = p.log2e_over_t;
   unsigned rank = 0;
   if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
-  const int listed = sort_best<Threads, KBucket>(keys, k_row, state);
-  stats = block_merge_tempered<Threads>(stats, c, state.warp_max, state.warp_sum);
-  int* const ranks = reinterpret_cast<int*>(keys + KBucket);  // places, past the sorted list
-
-  // The row's statistics, the other blocks' list lengths, and a bound below which no key can
-  // be among the row's k_row best: with every list holding at least ceil(k_row / blocks)
-  // keys >= b, at least k_row keys of the row are >= b.
+  int listed = state.count;
   TopkKey bound = 0;
   if constexpr (ClusterBlocks > 1) {
+    const int each = (k_row + ClusterBlocks - 1) / ClusterBlocks;
+    const TopkKey own = own_merge_bound<Threads>(keys, listed, each, state.select);
+    stats = block_merge_tempered<Threads>(stats, c, state.warp_max, state.warp_sum);
     if (threadIdx.x == 0) {
       state.block_max = stats.max;
       state.block_sum = stats.sum;
-      state.final_count = listed;
+      state.block_bound = own;
     }
     cluster_arrive();
     cluster_wait();
-    const unsigned lane = threadIdx.x % 32;
-    const int each = (k_row + ClusterBlocks - 1) / ClusterBlocks;
-    TemperedStats lane_stats = TemperedStats::empty();
-    int lane_count = 0;
-    TopkKey lane_bound = ~0ull;
-    if (lane < ClusterBlocks) {
-      lane_stats = {load_cluster_f32(cluster_address(&state.block_max, lane)),
-                    load_cluster_f32(cluster_address(&state.block_sum, lane))};
-      lane_count = load_cluster_s32(cluster_address(&state.final_count, lane));
-      lane_bound = lane_count >= each
-                       ? load_cluster_u64(cluster_element(keys, lane, each - 1))
-                       : 0;
-    }
-    stats = warp_merge_tempered(lane_stats, c);
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) {
-      const TopkKey other = __shfl_xor_sync(0xffffffffu, lane_bound, offset);
-      lane_bound = other < lane_bound ? other : lane_bound;
-    }
-    bound = lane_bound;
-    if (threadIdx.x < ClusterBlocks) state.list_count[threadIdx.x] = lane_count;
+    stats = read_merge_bounds<ClusterBlocks>(c, state, bound);
+  } else {
+    stats = block_merge_tempered<Threads>(stats, c, state.warp_max, state.warp_sum);
   }
+  listed = sort_candidates<Threads, KBucket>(keys, listed, bound, k_row, state);
+  int* const ranks = reinterpret_cast<int*>(keys + KBucket);  // places, past the sorted list
+  for (int i = threadIdx.x; i < listed; i += Threads) ranks[i] = i;
 
   // Each listed key's place in the row: its place in its own list plus the keys above it in
   // the other lists, one binary search per (key, other list) pair, spread over the block.
-  const int candidates = count_at_least(keys, listed, bound);
-  for (int i = threadIdx.x; i < candidates; i += Threads) ranks[i] = i;
   if constexpr (ClusterBlocks > 1) {
+    if (threadIdx.x == 0) state.final_count = listed;
+    cluster_arrive();
+    cluster_wait();
+    if (threadIdx.x < ClusterBlocks)
+      state.list_count[threadIdx.x] =
+          load_cluster_s32(cluster_address(&state.final_count, threadIdx.x));
+    __syncthreads();
     // The other lists' first keys are copied here first: searched where they lie, every step
     // of a search was a remote load that waited on the one before, and at 8 blocks the ~1,000
     // searches of a block took ~10,800 cycles. A search that runs past the copied keys goes
@@ -616,12 +639,11 @@ __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
     constexpr int kOthers = ClusterBlocks - 1;
     constexpr int kCopied = merge_copied_keys<KBucket, ClusterBlocks, BufferKeys>();
     TopkKey* const copies = keys + 2 * KBucket;  // past the list and the places
-    __syncthreads();
     if constexpr (kCopied > 0) {
       copy_other_lists<Threads, ClusterBlocks, kCopied>(keys, rank, state.list_count, copies);
       __syncthreads();
     }
-    for (int pair = threadIdx.x; pair < candidates * kOthers; pair += Threads) {
+    for (int pair = threadIdx.x; pair < listed * kOthers; pair += Threads) {
       const int i = pair / kOthers, o = pair % kOthers;
       const int b = o + (o >= static_cast<int>(rank) ? 1 : 0);
       const int held = state.list_count[b] < kCopied ? state.list_count[b] : kCopied;
@@ -632,8 +654,7 @@ __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
     }
   }
   __syncthreads();
-  write_winners<Idx, Threads, ClusterBlocks>(p, row, keys, candidates, ranks, k_row, stats,
-                                             state);
+  write_winners<Idx, Threads, ClusterBlocks>(p, row, keys, listed, ranks, k_row, stats, state);
   row_barrier<ClusterBlocks>();  // the row's end: no block reuses its list while read
 }
 
@@ -644,12 +665,22 @@ __host__ __device__ constexpr int topk_stream_buffer_keys() {
   return 4 * KBucket + Threads * Pack * Unroll;
 }
 
+/// The most keys (the k bucket times the cluster's blocks) whose lists a cluster gathers into one
+/// block to sort them there. Past it, each block sorting its own keys above the cluster's bound
+/// in parallel is faster than block 0 sorting them all (H100, 64 rows of 50257 at k = 1024 over
+/// clusters of 2: 20.6 us merging, 21.2 gathering; 8 rows of 151936 at k = 512 over clusters of
+/// 8: 18.8 against 22.8); at 1024 it is not (64 rows of 50257 at k = 512: 19.0 against 18.8).
+constexpr int kMostSortedGatheredKeys = 1024;
+
 /// Gathering needs a buffer that holds this block's cut list (at most 2 * KBucket keys), in a
 /// cluster the keys gathered from every block, and for placing them a spare list (when sorting)
 /// and an int a key. Counting compares every pair, so small k buckets take it wherever the
-/// buffer allows; large ones sort, and merge sorted lists where the cluster's lists do not fit.
+/// buffer allows; large ones sort, and in clusters merge sorted lists past
+/// kMostSortedGatheredKeys (or where the cluster's lists do not fit).
 template <int KBucket, int ClusterBlocks, int BufferKeys>
 __host__ __device__ constexpr bool finishes_by_gathering() {
+  if (sorts_gathered_list<KBucket>() && ClusterBlocks * KBucket > kMostSortedGatheredKeys)
+    return false;
   constexpr int kListCap = 2 * KBucket;
   constexpr int kOwn = ClusterBlocks > 1 ? kListCap : 0;
   constexpr int kGathered = ClusterBlocks > 1 ? ClusterBlocks * kListCap : 0;

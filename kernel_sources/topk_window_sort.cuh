@@ -42,13 +42,17 @@ __device__ __forceinline__ void window_places(SelectScratch& s, int bins) {
   if (lane == 0 && fullest > static_cast<unsigned>(s.fullest)) s.fullest = static_cast<int>(fullest);
 }
 
-/// Sorts keys[0, n) (distinct, none 0) descending in place, with spare[0, n) as scratch.
+/// Sorts keys[0, n) (distinct, none 0) descending in place, with spare[0, n) as scratch, as far
+/// as places [0, wanted): the bins that start at or past it are left in no particular order
+/// (each key's place within its bin, a count over the bin, was half a gathered list's sort at
+/// k = 1024, where ~2 k keys are gathered for k places).
 /// Returns false, with the keys untouched, when a key lies below the window of the largest or a
 /// bin holds more than kMostKeysInWindowBin keys (a row of equal values, say): the caller sorts
 /// another way. Call with the whole block after a barrier that follows the last write to the
 /// keys; ends with a barrier.
 template <int Threads>
-__device__ bool window_sort_descending(TopkKey* keys, int n, TopkKey* spare, SelectScratch& s) {
+__device__ bool window_sort_descending(TopkKey* keys, int n, int wanted, TopkKey* spare,
+                                       SelectScratch& s) {
   if (threadIdx.x == 0) {
     s.fullest = 0;
     s.deepest = 0;
@@ -82,6 +86,10 @@ __device__ bool window_sort_descending(TopkKey* keys, int n, TopkKey* spare, Sel
     const TopkKey key = spare[i];
     const unsigned bin = top - static_cast<unsigned>(key >> 48);
     const int first = bin == 0 ? 0 : static_cast<int>(s.window[bin - 1]);
+    if (first >= wanted) {
+      keys[i] = key;  // the bin's keys stay in its range
+      continue;
+    }
     const int end = static_cast<int>(s.window[bin]);
     int above = 0;
     for (int j = first; j < end; ++j) above += spare[j] > key ? 1 : 0;
@@ -91,13 +99,14 @@ __device__ bool window_sort_descending(TopkKey* keys, int n, TopkKey* spare, Sel
   return true;
 }
 
-/// Sorts keys[0, n) (distinct, none 0) descending: by their top bits where `spare` (room for n
-/// keys, or null) is given and the bits allow, else bitonically, padding the keys with zeros to
-/// the next power of two of n (room the caller provides). Call with the whole block after a
-/// barrier that follows the last write to the keys.
+/// Sorts keys[0, n) (distinct, none 0) descending, at least as far as places [0, wanted): by
+/// their top bits where `spare` (room for n keys, or null) is given and the bits allow, else
+/// bitonically, padding the keys with zeros to the next power of two of n (room the caller
+/// provides). Call with the whole block after a barrier that follows the last write to the keys.
 template <int Threads>
-__device__ void sort_keys_descending(TopkKey* keys, int n, TopkKey* spare, SelectScratch& s) {
-  if (spare != nullptr && window_sort_descending<Threads>(keys, n, spare, s)) return;
+__device__ void sort_keys_descending(TopkKey* keys, int n, TopkKey* spare, SelectScratch& s,
+                                     int wanted) {
+  if (spare != nullptr && window_sort_descending<Threads>(keys, n, wanted, spare, s)) return;
   int size = 1;
   while (size < n) size *= 2;
   for (int i = n + static_cast<int>(threadIdx.x); i < size; i += Threads) keys[i] = 0;

@@ -206,10 +206,12 @@ TEST_CASE("both algorithms at every cluster size match the reference") {
 }
 
 TEST_CASE("the stream kernel reads a slice again where its guessed threshold was too high") {
-  // From k bucket 512 on (k = 1000 and 1024 here; k = 256 seeds its threshold as before), the
-  // stream kernel guesses its threshold from a sample of the first tile; rows whose best values
-  // sit at their start make that guess too high, and normal rows beside them keep it. Over one
-  // block a row and over clusters, whose later blocks' slices fall too.
+  // From k bucket 512 on (k = 300, 1000 and 1024 here; k = 256 seeds its threshold as before),
+  // the stream kernel guesses its threshold from a sample of the first tile; rows whose best
+  // values sit at their start make that guess too high, and normal rows beside them keep it.
+  // Over one block a row and over clusters, whose later blocks' slices fall too; rows that crowd
+  // into one block's slice also make that block cut its candidates to its own best k when the
+  // cluster merges (k bucket 512 over 8 blocks, 1024 over 2 and 8).
   KJIT_REQUIRE_GPU();
   const std::vector<TopkRowKind> kinds = {TopkRowKind::kDescending, TopkRowKind::kHotStart,
                                           TopkRowKind::kNormal, TopkRowKind::kNormal10};
@@ -222,7 +224,7 @@ TEST_CASE("the stream kernel reads a slice again where its guessed threshold was
       TopkUnit unit{layout, kinds, {}, TopkConfig{}};
       unit.forced->algorithm = TopkAlgorithm::kStream;
       unit.forced->cluster = cluster;
-      for (std::int32_t k : {256, 1000, 1024}) unit.calls.push_back(rotated_call(k, n++));
+      for (std::int32_t k : {256, 300, 1000, 1024}) unit.calls.push_back(rotated_call(k, n++));
       units.push_back(std::move(unit));
     }
   run_units(std::move(units));
