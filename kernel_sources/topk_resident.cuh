@@ -7,8 +7,11 @@
 //     the row's largest key's 8-bit bin and the one below, at the cluster barrier that also
 //     brings the statistics; on a language model's logits that round leaves between k and 2 k keys
 //     at or above the chosen bin, and later 8-bit rounds (one cluster barrier each) are rare;
-//  3. those keys written into every block of the cluster, where each block finds the row's
-//     place of its own keys and writes its winners (topk_ranked_lists.cuh).
+//  3. those keys written where they are placed: few (up to 128) into block 0, which counts
+//     their places and writes the row; up to 256 into every block, each counting the places
+//     of its own; more into block 0, which sorts them (clusters of up to 8 at k bucket 1024),
+//     or sorted a block's share at a time into every block, where each block finds the row's
+//     place of its own keys by binary search (topk_ranked_lists.cuh). Each writes its winners.
 // So a few rows spread over many SMs, and a large k costs a sort of each block's share instead
 // of a buffer that keeps overflowing while the row streams by (topk_softmax.cuh, for rows too
 // many to hold).
@@ -61,7 +64,7 @@ struct ResidentState {
   unsigned gathered;            ///< (block 0) candidate places the blocks have reserved so far
   int staged_at;                ///< this block's first reserved place
   int staged_count;             ///< and its number of candidates
-  unsigned floor_bits;          ///< this row's block_floor_bits
+  unsigned floor_bits;          ///< this row's window_floor, then its block_floor_bits
   float block_max[16];          ///< every block's statistics, each pushed by its block
   float block_sum[16];
   unsigned block_top[16];       ///< and every block's largest order-preserving bits
@@ -166,15 +169,17 @@ __device__ __forceinline__ bool row_window(const ResidentState& state, unsigned&
 }
 
 /// Adds this block's counts into totals[first, first + Bins) of every cluster block (only bins
-/// with keys: a few of them) and zeroes them for the next count. `totals` is the array's own
-/// start, so that the remote addresses are mapped from a fixed one (see cluster_element). Call
-/// after a barrier that follows the count.
-template <int Threads, int ClusterBlocks, int Bins = 256>
-__device__ __forceinline__ void publish_counts(unsigned* counts, unsigned* totals, int first = 0) {
+/// with keys, and of those only the ones that `publishes(bin)`) and zeroes them for the next
+/// count. `totals` is the array's own start, so that the remote addresses are mapped from a
+/// fixed one (see cluster_element). Call after a barrier that follows the count.
+template <int Threads, int ClusterBlocks, int Bins = 256, typename Publishes>
+__device__ __forceinline__ void publish_counts(unsigned* counts, unsigned* totals, int first,
+                                               Publishes publishes) {
   for (int b = threadIdx.x; b < Bins; b += Threads) {
     const unsigned count = counts[b];
     if (count == 0) continue;
     counts[b] = 0;
+    if (!publishes(b)) continue;
     if constexpr (ClusterBlocks == 1) {
       totals[first + b] = count;
     } else {
@@ -287,6 +292,35 @@ __device__ unsigned block_floor_bits(const ResidentSlice<Pack, Threads, Packs>& 
   return state.floor_bits;
 }
 
+/// The 16-bit bin of the window (count_window's counts, this block's alone) that holds the
+/// block's need-th largest key, or 0 where the window holds fewer. The row's need-th largest key
+/// is at least every block's, so no bin below it is read when the row's is chosen: the block
+/// publishes only the bins from it up. On logits of a language model at k = 50 that is a few
+/// dozen bins where the window holds a few hundred, each added into every block of the
+/// cluster (one row of 128256 over 16 blocks: ~1,500 ns of 11,000 publishing them all). Call
+/// with the whole warp.
+__device__ __forceinline__ unsigned window_floor(const unsigned* counts, unsigned block_top,
+                                                 int need) {
+  const unsigned top = block_top >> 24;
+  if (top == 0) return 0;  // count_window's window then starts at 0: publish it all
+  int above = 0;
+  for (unsigned bin = top; bin + 1 >= top; --bin) {
+    const DigitChoice choice = choose_in_span<8>(counts, (bin << 8) % kWindowBins,
+                                                 kWindowBins - 1, bin << 8, above, need, need);
+    if (choice.found) return static_cast<unsigned>(choice.prefix);
+    above = choice.above;
+  }
+  return 0;
+}
+
+/// The top 16 bits of the key that window bin `b` (the top 16 bits modulo kWindowBins) stands
+/// for, in count_window's window below `block_top`.
+__device__ __forceinline__ unsigned window_bin_bits(int b, unsigned block_top) {
+  const unsigned top = block_top >> 24;
+  const unsigned lowest = (top > 0 ? top - 1 : 0) << 8;
+  return lowest + ((static_cast<unsigned>(b) - lowest) % kWindowBins);
+}
+
 /// The first round's choice from the window's totals (one warp): `found` is false where the
 /// window cannot be read exactly or does not hold the need-th key.
 template <int ClusterBlocks>
@@ -323,13 +357,20 @@ __device__ __forceinline__ DigitChoice choose_in_window(const ResidentState& sta
 /// the latter, once its warps have read them in round r - 1, before it arrives. The window's
 /// totals are zeroed once read, before the row's last cluster barrier, after which the others
 /// may add the next row's.
+/// Call after count_window (`block_top` is the block's largest bits) and a block barrier.
 template <int Pack, int Threads, int Packs, int ClusterBlocks>
 __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs>& slice,
                                         int need, int limit, float c, unsigned block_top,
                                         ResidentState& state, int& parity, int& selected) {
-  count_window(slice, block_top >> 24, state.window_counts);
+  if (threadIdx.x < 32) {
+    const unsigned floor = window_floor(state.window_counts, block_top, need);
+    if (threadIdx.x == 0) state.floor_bits = floor;
+  }
   __syncthreads();
-  publish_counts<Threads, ClusterBlocks, kWindowBins>(state.window_counts, state.window_totals);
+  const unsigned window_floor_bits = state.floor_bits;
+  publish_counts<Threads, ClusterBlocks, kWindowBins>(
+      state.window_counts, state.window_totals, 0,
+      [&](int b) { return window_bin_bits(b, block_top) >= window_floor_bits; });
   row_barrier<ClusterBlocks>();
   // One warp chooses while another merges the statistics: every warp choosing for itself kept
   // the SM's issue slots busy for longer than a block barrier takes.
@@ -355,7 +396,8 @@ __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs
     count_digits(slice, shift, prefix, floor, state.counts);
     __syncthreads();
     for (int b = threadIdx.x; b < 256; b += Threads) state.totals[parity ^ 1][b] = 0;
-    publish_counts<Threads, ClusterBlocks>(state.counts, &state.totals[0][0], parity * 256);
+    publish_counts<Threads, ClusterBlocks>(state.counts, &state.totals[0][0], parity * 256,
+                                           [](int) { return true; });
     row_barrier<ClusterBlocks>();
     const DigitChoice choice =
         choose_digit_in_warp(state.totals[parity], prefix, above, need, limit);
@@ -372,13 +414,14 @@ __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs
 
 /// Reserves places for this block's keys >= threshold in the cluster's candidate buffers, with
 /// one atomic on block 0's counter (one round trip to block 0 a block), and copies them, in no
-/// particular order, into `staged` or, when that is null, straight to their places in every
-/// block's `candidates`. Returns the count, and the first reserved place in `at`.
+/// particular order, into `staged` or, when that is null, straight to their places in the
+/// `candidates` of every block (or of block 0 alone, `to_block0`). Returns the count, and the
+/// first reserved place in `at`.
 template <int Pack, int Threads, int Packs, int ClusterBlocks>
 __device__ __forceinline__ int stage_candidates(const ResidentSlice<Pack, Threads, Packs>& s,
                                                 TopkKey threshold, TopkKey* staged,
                                                 TopkKey* candidates, ResidentState& state,
-                                                int& at) {
+                                                int& at, bool to_block0) {
   const auto kept = [&](int u, int i) {
     const TopkKey key = s.key(u, i);
     return key != 0 && key >= threshold;
@@ -429,7 +472,8 @@ __device__ __forceinline__ int stage_candidates(const ResidentSlice<Pack, Thread
       for (int i = 0; i < Pack; ++i) {
         if (!kept(u, i)) continue;
         if (staged != nullptr) staged[slot] = s.key(u, i);
-        else store_everywhere<ClusterBlocks>(candidates, at + slot, s.key(u, i));
+        else store_everywhere<ClusterBlocks>(candidates, at + slot, s.key(u, i), 0,
+                                             to_block0 ? ClusterBlocks : 1);
         ++slot;
       }
   }
@@ -466,6 +510,27 @@ __device__ void write_own_winners(const TopkParams& p, long long row, int k_row,
     if (places[j - first] < k_row) write_slot<Idx>(p, row, places[j - first], keys[j], row_max, norm);
 }
 
+/// A cluster barrier split in two: every block arrives where it is built and waits at the first
+/// wait(); later calls do nothing. In a block alone, a block barrier where it is built.
+template <int ClusterBlocks>
+class StartBarrier {
+ public:
+  __device__ StartBarrier() {
+    if constexpr (ClusterBlocks > 1) cluster_arrive();
+    else __syncthreads();
+  }
+  __device__ void wait() {
+    if constexpr (ClusterBlocks > 1) {
+      if (waited_) return;
+      cluster_wait();
+      waited_ = true;
+    }
+  }
+
+ private:
+  bool waited_ = false;
+};
+
 template <typename In, typename Idx, int Cols, int KBucket, int Pack, int Threads, int Packs,
           int ClusterBlocks>
 __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params) {
@@ -477,6 +542,16 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
   // of them at most, as the bitonic sort of a large share needs.
   constexpr int kLimit = 2 * KBucket;
   constexpr int kMostUnsorted = 256;
+  // Up to this many, block 0 places them all: sent to every block for each to place its own,
+  // the copies made the block with most of them ~600 ns late at the next barrier (one row of
+  // 128256 at k = 50 over 16 blocks), while one block counting the places of 256 took longer
+  // than that (8 rows of 50257 at k = 256: 13.2 us against 11.0).
+  constexpr int kMostPlacedInBlock0 = 128;
+  // Sorting ~1,500 candidates in block 0 beat sorted lists in every block over clusters of up
+  // to 8 at k = 1024 (8 rows of 32000: 12.7 against 13.7 us; 8 rows of 128256: 16.4 against
+  // 17.1; 16 rows of 32000 over 4 blocks: 13.7 against 16.3), not over 16 blocks (one row of
+  // 32000: 14.0 against 13.8) nor at k = 256 (8 rows of 50257: 11.6 against 11.2).
+  constexpr bool kSortsInBlock0 = ClusterBlocks <= 8 && KBucket >= 1024;
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   TopkKey* const candidates = reinterpret_cast<TopkKey*>(dynamic_smem);
   TopkKey* const staged = candidates + kLimit;
@@ -494,8 +569,10 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
     state.window_totals[b] = 0;
   }
   if (threadIdx.x == 0) state.gathered = 0;
-  // No block adds into another's totals before that block has zeroed them.
-  row_barrier<ClusterBlocks>();
+  // No block writes into another before that block has started and zeroed its totals. The
+  // barrier is split so that the first row's loads are in flight while it completes: whole,
+  // before them, it took ~950 ns of one row's 11 us (H100, 128256 columns over 16 blocks).
+  StartBarrier<ClusterBlocks> start;
   int parity = 0;
   const float c = params.log2e_over_t;
   const long long clusters = gridDim.x / ClusterBlocks;
@@ -508,35 +585,55 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
         load_slice<In>(static_cast<const In*>(params.logits) + row * params.row_stride, c, slice);
     unsigned block_top = 0;
     const TemperedStats stats = block_stats(slice, mine, c, state, block_top);
+    count_window(slice, block_top >> 24, state.window_counts);
+    __syncthreads();
+    start.wait();
     push_block_stats<ClusterBlocks>(stats, block_top, rank, state);
     int selected = 0;
     const TopkKey threshold = cluster_radix_select<Pack, Threads, Packs, ClusterBlocks>(
         slice, k_row, kLimit, c, block_top, state, parity, selected);
     // Few candidates go unsorted to every block, each block counting its keys' places among
-    // them; more are sorted a block's list at a time and placed by binary search.
+    // them, or where they are fewer still, only to block 0, which places and writes them all.
+    // More are sorted a block's list at a time and placed by binary search, or in clusters of
+    // up to 8 at k bucket 1024, sent unsorted to block 0, which sorts them and writes the row.
     const bool by_count = selected <= kMostUnsorted;  // the same in every block
+    const bool in_block0 =
+        selected <= kMostPlacedInBlock0 || (!by_count && kSortsInBlock0);
+    const bool sorts_lists = !by_count && !in_block0;
     int at = 0;
     const int m = stage_candidates<Pack, Threads, Packs, ClusterBlocks>(
-        slice, threshold, by_count ? nullptr : staged, candidates, state, at);
-    if (!by_count) {
+        slice, threshold, sorts_lists ? staged : nullptr, candidates, state, at, in_block0);
+    if (sorts_lists) {
       write_sorted_everywhere<Threads, ClusterBlocks>(staged, m, kLimit, candidates, at,
                                                       state.sort);
       publish_list<ClusterBlocks>(state.lists, rank, at, m);
     }
-    // Every block's candidates are in every block, and every read of another block's shared
+    // The candidates are where they are placed, and every read of another block's shared
     // memory for this row is done (the mass's aside): the others may go on to the next row.
     row_barrier<ClusterBlocks>();
     if (rank == 0 && threadIdx.x == 0) state.gathered = 0;
     int* const places = reinterpret_cast<int*>(staged);  // read by now, if used: reuse it
-    // Placing every candidate where that is cheap (counting few, or one block's own list), so
-    // that KJIT_TOPK_RENORM's mass needs no exchange.
-    const bool place_all = ClusterBlocks == 1 || (by_count && (params.flags & kTopkFlagRenorm));
+    if (in_block0 && rank != 0) continue;  // the same in the whole block
+    // Placing every candidate where that is cheap (counting few, in block 0, or in a block
+    // alone), so that KJIT_TOPK_RENORM's mass needs no exchange.
+    const bool place_all =
+        ClusterBlocks == 1 || in_block0 || (by_count && (params.flags & kTopkFlagRenorm));
     const int first = place_all ? 0 : at, placed = place_all ? selected : m;
-    if (by_count) place_by_count<Threads>(candidates, selected, first, placed, places);
-    else place_by_search<Threads, ClusterBlocks>(candidates, first, placed, state.lists, places);
+    if (by_count) {
+      place_by_count<Threads>(candidates, selected, first, placed, places);
+    } else if (in_block0) {
+      sort_keys_descending<Threads>(candidates, selected, staged, state.sort, k_row);
+      for (int i = threadIdx.x; i < selected; i += Threads) places[i] = i;
+      __syncthreads();
+    } else {
+      place_by_search<Threads, ClusterBlocks>(candidates, first, placed, state.lists, places);
+    }
+    const int written_at = in_block0 ? 0 : at, written = in_block0 ? selected : m;
     write_own_winners<Idx, Threads, ClusterBlocks>(params, row, k_row, candidates, places, first,
-                                                   placed, place_all, at, m, rank, state);
+                                                   placed, place_all, written_at, written, rank,
+                                                   state);
   }
+  start.wait();  // where no row took this block as far as its first remote write
 }
 
 }  // namespace kjit
