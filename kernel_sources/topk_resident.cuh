@@ -55,11 +55,12 @@ constexpr int kWindowBins = 1024;
 
 /// What one block keeps in static shared memory.
 struct ResidentState {
-  unsigned counts[256];         ///< this block's counts of a digit; all zero between uses
-  unsigned totals[2][256];      ///< the cluster's counts, by round parity: every block adds its
-                                ///< counts into every block's
-  unsigned window_counts[kWindowBins];  ///< the same for the first round
-  unsigned window_totals[kWindowBins];
+  // Histograms are read 16 bytes at a time (load_lane_span).
+  alignas(16) unsigned counts[256];     ///< this block's counts of a digit; all zero between uses
+  alignas(16) unsigned totals[2][256];  ///< the cluster's counts, by round parity: every block
+                                        ///< adds its counts into every block's
+  alignas(16) unsigned window_counts[kWindowBins];  ///< the same for the first round
+  alignas(16) unsigned window_totals[kWindowBins];
   RankedLists lists;            ///< every block's sorted candidates in `candidates`
   unsigned gathered;            ///< (block 0) candidate places the blocks have reserved so far
   int staged_at;                ///< this block's first reserved place
@@ -422,7 +423,13 @@ __device__ __forceinline__ int stage_candidates(const ResidentSlice<Pack, Thread
                                                 TopkKey threshold, TopkKey* staged,
                                                 TopkKey* candidates, ResidentState& state,
                                                 int& at, bool to_block0) {
+  // A threshold cut at a bin edge (the usual case: its column half is 0) is a compare of the
+  // value bits alone, where building every value's key made this step instruction-bound.
+  const bool on_value_bits = static_cast<unsigned>(threshold) == 0u;  // the same in every thread
+  const unsigned threshold_bits = static_cast<unsigned>(threshold >> 32);
+  const unsigned value_floor = threshold_bits > 0u ? threshold_bits : 1u;  // bits 0: no value
   const auto kept = [&](int u, int i) {
+    if (on_value_bits) return s.ordered[u][i] >= value_floor;
     const TopkKey key = s.key(u, i);
     return key != 0 && key >= threshold;
   };
