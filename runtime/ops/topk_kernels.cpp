@@ -83,8 +83,8 @@ int choose_cluster(const TopkProblem& problem, const DeviceProps& device) {
 /// at every row count for k = 50 (256 rows of 128256: 58.8 us against 63.6 with two blocks of
 /// 256) and at 256 rows for k = 1024 (137 against 166; 108 against 91 since); 1024 threads won
 /// for one row at k = 256 (29.8 us) and for 64 rows of 128256 over clusters of 2 at k = 1024
-/// (43.4 against 47.2), but not for 8 rows of 151936 over clusters of 8 (23.2 us at 512
-/// threads, 24.2 at 1024).
+/// (43.4 against 47.2), but not for 8 rows of 151936 over clusters of 8 (20.1 us at 512
+/// threads, 20.9 at 1024).
 int choose_threads(const TopkProblem& problem, const DeviceProps& device, int cluster) {
   constexpr std::int64_t kTile512 = 512 * 16;  // elements: 16 per thread
   constexpr int kWidestClusterFor1024 = 4;
@@ -158,8 +158,8 @@ TopkConfig complete_resident_config(const TopkProblem& problem, const DeviceProp
 /// k = 256, 45 against 27 us; 64 rows of 128256 at k = 1024, 94 against 61. Rows that need
 /// clusters of 16, more of them than run at once, take two rounds: 8 rows of 151936, 27 us at
 /// k = 50 where streaming takes 18.5, 28 at k = 256 where it takes 22.7, 32.7 at k = 1024 where
-/// it takes 25.3 (32.9 before the stream kernel guessed its threshold and merged in copies of
-/// the other blocks' lists).
+/// it takes 21.7 (32.9 before the stream kernel guessed its threshold, merged in copies of the
+/// other blocks' lists and sorted only the keys above the cluster's bound).
 TopkAlgorithm choose_topk_algorithm(const TopkProblem& problem, const DeviceProps& device) {
   constexpr int kWidestCluster = 16;
   const int cluster = resident_min_cluster(problem, device);
