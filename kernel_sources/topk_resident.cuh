@@ -577,8 +577,8 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
   }
   if (threadIdx.x == 0) state.gathered = 0;
   // No block writes into another before that block has started and zeroed its totals. The
-  // barrier is split so that the first row's loads are in flight while it completes: whole,
-  // before them, it took ~950 ns of one row's 11 us (H100, 128256 columns over 16 blocks).
+  // barrier is split so that the first row's loads are in flight while it completes (~0.1 us
+  // of one row's 10 on the H100, 128256 columns over 16 blocks).
   StartBarrier<ClusterBlocks> start;
   int parity = 0;
   const float c = params.log2e_over_t;
