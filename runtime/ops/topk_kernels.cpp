@@ -105,12 +105,19 @@ std::int64_t resident_slice(const TopkProblem& problem, int cluster, int pack) {
 /// Clusters of 16 need 16 SMs of one GPC: an H100 runs 7 of them at once.
 constexpr int kWidestClustersAtOnce = 7;
 
+/// Clusters of up to this many blocks send a k bucket of 1024's candidates to block 0 to sort
+/// (the resident kernel's kSortsInBlock0).
+constexpr int kWidestSortingInBlock0 = 8;
+
 /// Blocks per row of the resident kernel: enough to hold the row, then more while every row's
 /// blocks still fit the SMs at once and keep 1024 values or more, up to 16 (0 if no cluster
 /// holds the row). More blocks a row split the select's counting and the candidates' sort:
 /// H100, 8 rows of 32000 at k = 1024, 15.1 us over 4 blocks a row, 12.7 over 8; 8 rows of
 /// 50257, 18.3 and 13.7. Clusters of 16 for more rows than run at once take two rounds (8 rows
-/// of 128256 at k = 1024: 27.8 us over 16 blocks a row, 17.4 over 8).
+/// of 128256 at k = 1024: 27.8 us over 16 blocks a row, 17.4 over 8). From k bucket 1024 a row
+/// that 8 blocks hold at two packs of 1024 threads or less stays at 8, where block 0 sorts the
+/// candidates: one row of 32000 at k = 1024, 12.3 us over 8 blocks against 13.8 over 16; of
+/// 50257, 13.7 against 14.2; of 128256 (four packs), 16.2 against 14.6, so it takes 16.
 int choose_resident_cluster(const TopkProblem& problem, const DeviceProps& device) {
   int cluster = resident_min_cluster(problem, device);
   if (cluster == 0) return 0;
@@ -119,7 +126,15 @@ int choose_resident_cluster(const TopkProblem& problem, const DeviceProps& devic
            problem.rows * blocks <= device.sm_count &&
            (blocks < widest_resident_cluster(device) || problem.rows <= kWidestClustersAtOnce);
   };
-  while (fits(cluster * 2) && slice_cols(problem, cluster * 2) >= 1024) cluster *= 2;
+  constexpr std::int64_t kMostSortedSlice = 2 * 1024 * 4;
+  const bool sorts_in_block0 =
+      topk_bucket(problem.k) >= 1024 &&
+      slice_cols(problem, kWidestSortingInBlock0) <= kMostSortedSlice;
+  const auto grows = [&](int blocks) {
+    return fits(blocks) && slice_cols(problem, blocks) >= 1024 &&
+           (!sorts_in_block0 || blocks <= kWidestSortingInBlock0);
+  };
+  while (grows(cluster * 2)) cluster *= 2;
   return cluster;
 }
 
