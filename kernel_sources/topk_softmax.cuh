@@ -459,7 +459,8 @@ __host__ __device__ constexpr int gathered_sort_room() {
 /// one block and placed there. In a cluster, block 0 gathers every block's keys at or above the
 /// highest bound, cuts them to at most cut_limit where placing needs it (counting compares
 /// every pair; a sort takes any list its room holds, and a cut before it cost more than the
-/// longer sort: 64 rows of 50257 at k = 1024, ~4,000 cycles to cut ~2,000 keys to 1280), and
+/// longer sort: 64 rows of 50257 at k = 1024, when their clusters of 2 still gathered, ~4,000
+/// cycles to cut ~2,000 keys to 1280), and
 /// writes the row alone; the other blocks only wait for it at the row's last barrier.
 template <typename Idx, int KBucket, int Threads, int ClusterBlocks, int BufferKeys>
 __device__ void finish_by_gathering(const TopkParams& p, long long row, int k_row,
@@ -591,7 +592,7 @@ __device__ TemperedStats read_merge_bounds(float c, TopkBlockState& state, TopkK
   return warp_merge_tempered(lane_stats, c);
 }
 
-/// Places by merging sorted lists: for large k over clusters whose lists do not fit one block.
+/// Places by merging sorted lists: for large k over clusters (see finishes_by_gathering).
 /// The blocks first agree on a bound below which no key can win, then each sorts only its keys
 /// above it: at k = 1024 over 8 blocks, ~140 keys a block where sorting each block's best 1024
 /// took ~10,000 cycles.
