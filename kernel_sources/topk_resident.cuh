@@ -55,7 +55,7 @@ constexpr int kWindowBins = 1024;
 
 /// What one block keeps in static shared memory.
 struct ResidentState {
-  // Histograms are read 16 bytes at a time (load_lane_span).
+  // Histograms are read 16 bytes at a time (load_lane_span, wide).
   alignas(16) unsigned counts[256];     ///< this block's counts of a digit; all zero between uses
   alignas(16) unsigned totals[2][256];  ///< the cluster's counts, by round parity: every block
                                         ///< adds its counts into every block's
@@ -272,7 +272,7 @@ __device__ unsigned block_floor_bits(const ResidentSlice<Pack, Threads, Packs>& 
   if (threadIdx.x < 32) {
     const unsigned lane = threadIdx.x;
     unsigned bins[8], lane_total;
-    const unsigned from_lane_up = load_lane_bins(histogram, bins, lane_total);
+    const unsigned from_lane_up = load_lane_bins<true>(histogram, bins, lane_total);
 #pragma unroll
     for (int b = 0; b < 8; ++b) histogram[lane * 8 + b] = 0;  // zero again for the select
     unsigned floor = 0;
@@ -306,8 +306,9 @@ __device__ __forceinline__ unsigned window_floor(const unsigned* counts, unsigne
   if (top == 0) return 0;  // count_window's window then starts at 0: publish it all
   int above = 0;
   for (unsigned bin = top; bin + 1 >= top; --bin) {
-    const DigitChoice choice = choose_in_span<8>(counts, (bin << 8) % kWindowBins,
-                                                 kWindowBins - 1, bin << 8, above, need, need);
+    const DigitChoice choice = choose_in_span<8, true>(counts, (bin << 8) % kWindowBins,
+                                                       kWindowBins - 1, bin << 8, above, need,
+                                                       need);
     if (choice.found) return static_cast<unsigned>(choice.prefix);
     above = choice.above;
   }
@@ -333,8 +334,8 @@ __device__ __forceinline__ DigitChoice choose_in_window(const ResidentState& sta
   // The window's two 8-bit bins, the top one first: 256 bins a step keeps registers low.
   int above = 0;
   for (unsigned bin = top; bin + 1 >= top; --bin) {
-    choice = choose_in_span<8>(state.window_totals, (bin << 8) % kWindowBins, kWindowBins - 1,
-                               bin << 8, above, need, limit);
+    choice = choose_in_span<8, true>(state.window_totals, (bin << 8) % kWindowBins,
+                                     kWindowBins - 1, bin << 8, above, need, limit);
     if (choice.found) break;
     above = choice.above;
   }
@@ -401,7 +402,7 @@ __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs
                                            [](int) { return true; });
     row_barrier<ClusterBlocks>();
     const DigitChoice choice =
-        choose_digit_in_warp(state.totals[parity], prefix, above, need, limit);
+        choose_digit_in_warp<true>(state.totals[parity], prefix, above, need, limit);
     parity ^= 1;
     if (choice.done) {
       selected = choice.selected;

@@ -31,16 +31,19 @@ struct alignas(16) FourBins {
 };
 
 /// Lane l of a warp reads bins [start + N l, start + N l + N) of `histogram` (indices taken
-/// modulo mask + 1: a window that may wrap; start a multiple of N, and for N = 8 the histogram
-/// 16-byte aligned) into `bins`; returns the keys in its bins and every higher lane's, and
-/// leaves its own in `lane_total`. Eight bins a lane come in two 16-byte loads: read one word
-/// at a time, the lanes' words 8 apart made every load an 8-way bank conflict.
-template <int N>
+/// modulo mask + 1: a window that may wrap) into `bins`; returns the keys in its bins and every
+/// higher lane's, and leaves its own in `lane_total`. Wide (N = 8, start a multiple of 8, the
+/// histogram 16-byte aligned): a lane's eight bins come in two 16-byte loads, where one word at a
+/// time, the lanes' words 8 apart, every load is an 8-way bank conflict. The resident kernel
+/// reads its histograms wide; in the stream kernel the wide loads' registers made the streaming
+/// loop spill at k bucket 256 (H100, 256 rows of 128256 at k = 256: 73.5 us against 68.9).
+template <int N, bool Wide = false>
 __device__ __forceinline__ unsigned load_lane_span(const unsigned* histogram, int start, int mask,
                                                    unsigned (&bins)[N], unsigned& lane_total) {
+  static_assert(!Wide || N == 8, "load_lane_span: wide loads take eight bins a lane");
   const int lane = static_cast<int>(threadIdx.x % 32);
   lane_total = 0;
-  if constexpr (N == 8) {
+  if constexpr (Wide) {
     const FourBins* const quads =
         reinterpret_cast<const FourBins*>(histogram + ((start + lane * N) & mask));
 #pragma unroll
@@ -49,12 +52,15 @@ __device__ __forceinline__ unsigned load_lane_span(const unsigned* histogram, in
 #pragma unroll
       for (int b = 0; b < 4; ++b) bins[4 * q + b] = four.bin[b];
     }
+#pragma unroll
+    for (int b = 0; b < N; ++b) lane_total += bins[b];
   } else {
 #pragma unroll
-    for (int b = 0; b < N; ++b) bins[b] = histogram[(start + lane * N + b) & mask];
+    for (int b = 0; b < N; ++b) {
+      bins[b] = histogram[(start + lane * N + b) & mask];
+      lane_total += bins[b];
+    }
   }
-#pragma unroll
-  for (int b = 0; b < N; ++b) lane_total += bins[b];
   unsigned from_lane_up = lane_total;
 #pragma unroll
   for (int offset = 1; offset < 32; offset *= 2) {
@@ -65,9 +71,10 @@ __device__ __forceinline__ unsigned load_lane_span(const unsigned* histogram, in
 }
 
 /// Lane l of a warp reads bins [8l, 8l+8) of a 256-bin `histogram`, as load_lane_span.
+template <bool Wide = false>
 __device__ __forceinline__ unsigned load_lane_bins(const unsigned* histogram, unsigned (&bins)[8],
                                                    unsigned& lane_total) {
-  return load_lane_span<8>(histogram, 0, 255, bins, lane_total);
+  return load_lane_span<8, Wide>(histogram, 0, 255, bins, lane_total);
 }
 
 /// One digit of a radix select, the same in every lane of the warp that chose it.
@@ -84,13 +91,14 @@ struct DigitChoice {
 /// last bin highest), read as load_lane_span does: bin j stands for the prefix first_prefix + j.
 /// Every lane returns the outcome, so warps that each choose for themselves need no barrier
 /// after.
-template <int N>
+template <int N, bool Wide = false>
 __device__ __forceinline__ DigitChoice choose_in_span(const unsigned* histogram, int start,
                                                       int mask, TopkKey first_prefix, int above,
                                                       int need, int limit) {
   const unsigned lane = threadIdx.x % 32;
   unsigned bins[N], lane_total;
-  const unsigned from_lane_up = load_lane_span<N>(histogram, start, mask, bins, lane_total);
+  const unsigned from_lane_up =
+      load_lane_span<N, Wide>(histogram, start, mask, bins, lane_total);
   int running = above + static_cast<int>(from_lane_up - lane_total);
   const bool mine = running < need && running + static_cast<int>(lane_total) >= need;
   DigitChoice choice{first_prefix, above, 0, false, false};
@@ -119,10 +127,11 @@ __device__ __forceinline__ DigitChoice choose_in_span(const unsigned* histogram,
 }
 
 /// choose_in_span over the 256 bins of one 8-bit digit below `prefix`.
+template <bool Wide = false>
 __device__ __forceinline__ DigitChoice choose_digit_in_warp(const unsigned* histogram,
                                                             TopkKey prefix, int above, int need,
                                                             int limit) {
-  return choose_in_span<8>(histogram, 0, 255, prefix << 8, above, need, limit);
+  return choose_in_span<8, Wide>(histogram, 0, 255, prefix << 8, above, need, limit);
 }
 
 /// The first round of a select reads the top 16 bits of the keys at once (an fp32 value's sign,
@@ -132,9 +141,8 @@ constexpr int kKeyWindowBins = 1024;
 
 /// Shared scratch of the selection functions.
 struct SelectScratch {
-  alignas(16) unsigned histogram[256];
-  alignas(16) unsigned window[kKeyWindowBins];  ///< the first round's counts (each user zeroes
-                                                ///< them first)
+  unsigned histogram[256];
+  unsigned window[kKeyWindowBins];  ///< the first round's counts (each user zeroes them first)
   unsigned warp_top[32];            ///< each warp's largest top 16 bits
   DigitChoice window_choice;
   TopkKey prefix;      ///< the digits fixed so far
