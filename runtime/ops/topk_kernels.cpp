@@ -115,9 +115,10 @@ constexpr int kWidestSortingInBlock0 = 8;
 /// H100, 8 rows of 32000 at k = 1024, 15.1 us over 4 blocks a row, 12.7 over 8; 8 rows of
 /// 50257, 18.3 and 13.7. Clusters of 16 for more rows than run at once take two rounds (8 rows
 /// of 128256 at k = 1024: 27.8 us over 16 blocks a row, 17.4 over 8). From k bucket 1024 a row
-/// that 8 blocks hold at two packs of 1024 threads or less stays at 8, where block 0 sorts the
+/// that 8 blocks hold at 8192 values a block or fewer stays at 8, where block 0 sorts the
 /// candidates: one row of 32000 at k = 1024, 12.3 us over 8 blocks against 13.8 over 16; of
-/// 50257, 13.7 against 14.2; of 128256 (four packs), 16.2 against 14.6, so it takes 16.
+/// 50257, 13.7 against 14.2; of 128256 (16032 values a block), 16.2 against 14.6, so it takes
+/// 16.
 int choose_resident_cluster(const TopkProblem& problem, const DeviceProps& device) {
   int cluster = resident_min_cluster(problem, device);
   if (cluster == 0) return 0;
@@ -126,7 +127,7 @@ int choose_resident_cluster(const TopkProblem& problem, const DeviceProps& devic
            problem.rows * blocks <= device.sm_count &&
            (blocks < widest_resident_cluster(device) || problem.rows <= kWidestClustersAtOnce);
   };
-  constexpr std::int64_t kMostSortedSlice = 2 * 1024 * 4;
+  constexpr std::int64_t kMostSortedSlice = 8192;
   const bool sorts_in_block0 =
       topk_bucket(problem.k) >= 1024 &&
       slice_cols(problem, kWidestSortingInBlock0) <= kMostSortedSlice;
