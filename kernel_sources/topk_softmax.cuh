@@ -460,8 +460,8 @@ __host__ __device__ constexpr int gathered_sort_room() {
 /// highest bound, cuts them to at most cut_limit where placing needs it (counting compares
 /// every pair; a sort takes any list its room holds, and a cut before it cost more than the
 /// longer sort: 64 rows of 50257 at k = 1024, when their clusters of 2 still gathered, ~4,000
-/// cycles to cut ~2,000 keys to 1280), and
-/// writes the row alone; the other blocks only wait for it at the row's last barrier.
+/// cycles to cut ~2,000 keys to 1280), and writes the row alone; the other blocks only wait
+/// for it at the row's last barrier.
 template <typename Idx, int KBucket, int Threads, int ClusterBlocks, int BufferKeys>
 __device__ void finish_by_gathering(const TopkParams& p, long long row, int k_row,
                                     TemperedStats stats, TopkKey* keys, TopkBlockState& state) {
