@@ -685,8 +685,15 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
     if (rank == 0 && threadIdx.x == 0) state.gathered = 0;
     int* const places = reinterpret_cast<int*>(staged);  // read by now, if used: reuse it
     if (in_block0 && rank != 0) continue;  // the same in the whole block
-    if (in_block0 && by_count && !(params.flags & kTopkFlagRenorm)) {
-      place_and_write_few<Idx, Threads>(params, row, k_row, candidates, selected, state);
+    if (in_block0 && !(params.flags & kTopkFlagRenorm)) {
+      // Block 0 writes the row straight from its last step, with no barrier after it.
+      if (by_count) {
+        place_and_write_few<Idx, Threads>(params, row, k_row, candidates, selected, state);
+      } else {
+        sort_keys_descending<Threads>(candidates, selected, staged, state.sort, k_row);
+        for (int i = threadIdx.x; i < k_row; i += Threads)
+          write_slot<Idx>(params, row, i, candidates[i], state.row_max, state.row_sum);
+      }
       continue;
     }
     // Placing every candidate where that is cheap (counting few, in block 0, or in a block

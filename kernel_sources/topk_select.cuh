@@ -142,7 +142,9 @@ constexpr int kKeyWindowBins = 1024;
 /// Shared scratch of the selection functions.
 struct SelectScratch {
   unsigned histogram[256];
-  unsigned window[kKeyWindowBins];  ///< the first round's counts (each user zeroes them first)
+  alignas(16) unsigned window[kKeyWindowBins];  ///< the first round's counts (each user zeroes
+                                                ///< them first); window_places reads 16 bytes
+                                                ///< at a time
   unsigned warp_top[32];            ///< each warp's largest top 16 bits
   DigitChoice window_choice;
   TopkKey prefix;      ///< the digits fixed so far
