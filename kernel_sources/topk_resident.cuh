@@ -9,9 +9,9 @@
 //     at or above the chosen bin, and later 8-bit rounds (one cluster barrier each) are rare;
 //  3. those keys written where they are placed: few (up to 128) into block 0, which counts
 //     their places and writes the row; up to 256 into every block, each counting the places
-//     of its own; more into block 0, which sorts them (clusters of up to 8 at k bucket 1024),
-//     or sorted a block's share at a time into every block, where each block finds the row's
-//     place of its own keys by binary search (topk_ranked_lists.cuh). Each writes its winners.
+//     of its own; more into block 0, which sorts them (k bucket 1024), or sorted a block's
+//     share at a time into every block, where each block finds the row's place of its own keys
+//     by binary search (topk_ranked_lists.cuh). Each writes its winners.
 // So a few rows spread over many SMs, and a large k costs a sort of each block's share instead
 // of a buffer that keeps overflowing while the row streams by (topk_softmax.cuh, for rows too
 // many to hold).
@@ -532,7 +532,7 @@ __device__ __forceinline__ int stage_candidates(const ResidentSlice<Pack, Thread
 /// block barrier follows. Spread over the whole block (a group of lanes a key, a barrier, then
 /// the writes), the same step took ~1 us of one row's ~10 on the H100 (128256 columns at
 /// k = 50 over 16 blocks); one thread a key reading the list from shared memory, ~0.9 us; this
-/// way, ~0.6 us.
+/// way, ~0.7 us.
 template <typename Idx, int Threads>
 __device__ __forceinline__ void place_and_write_few(const TopkParams& p, long long row, int k_row,
                                                     const TopkKey* keys, int n,
@@ -618,11 +618,12 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
   // 128256 at k = 50 over 16 blocks), while one block counting the places of 256 took longer
   // than that (8 rows of 50257 at k = 256: 13.2 us against 11.0).
   constexpr int kMostPlacedInBlock0 = 128;
-  // Sorting ~1,500 candidates in block 0 beat sorted lists in every block over clusters of up
-  // to 8 at k = 1024 (8 rows of 32000: 12.7 against 13.7 us; 8 rows of 128256: 16.4 against
-  // 17.1; 16 rows of 32000 over 4 blocks: 13.7 against 16.3), not over 16 blocks (one row of
-  // 32000: 14.0 against 13.8) nor at k = 256 (8 rows of 50257: 11.6 against 11.2).
-  constexpr bool kSortsInBlock0 = ClusterBlocks <= 8 && KBucket >= 1024;
+  // Sorting ~1,500 candidates in block 0 beats sorted lists in every block at k = 1024 (8 rows
+  // of 32000: 12.7 against 13.7 us; 8 rows of 128256: 16.4 against 17.1; 16 rows of 32000 over
+  // 4 blocks: 13.7 against 16.3), over 16 blocks too since the staging and block 0's bin scan
+  // got cheaper (one row of 128256: 13.1 against 14.1; of 151936: 14.5 against 15.2), but not
+  // at k = 256 (8 rows of 50257: 11.6 against 11.2).
+  constexpr bool kSortsInBlock0 = KBucket >= 1024;
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   TopkKey* const candidates = reinterpret_cast<TopkKey*>(dynamic_smem);
   TopkKey* const staged = candidates + kLimit;

@@ -105,9 +105,9 @@ std::int64_t resident_slice(const TopkProblem& problem, int cluster, int pack) {
 /// Clusters of 16 need 16 SMs of one GPC: an H100 runs 7 of them at once.
 constexpr int kWidestClustersAtOnce = 7;
 
-/// Clusters of up to this many blocks send a k bucket of 1024's candidates to block 0 to sort
-/// (the resident kernel's kSortsInBlock0).
-constexpr int kWidestSortingInBlock0 = 8;
+/// From k bucket 1024, a row that this many blocks hold at kMostLargeKSlice values a block or
+/// fewer stays at this many (see choose_resident_cluster).
+constexpr int kLargeKClusterBlocks = 8;
 
 /// Blocks per row of the resident kernel: enough to hold the row, then more while every row's
 /// blocks still fit the SMs at once and keep 1024 values or more, up to 16 (0 if no cluster
@@ -115,10 +115,11 @@ constexpr int kWidestSortingInBlock0 = 8;
 /// H100, 8 rows of 32000 at k = 1024, 15.1 us over 4 blocks a row, 12.7 over 8; 8 rows of
 /// 50257, 18.3 and 13.7. Clusters of 16 for more rows than run at once take two rounds (8 rows
 /// of 128256 at k = 1024: 27.8 us over 16 blocks a row, 17.4 over 8). From k bucket 1024 a row
-/// that 8 blocks hold at 8192 values a block or fewer stays at 8, where block 0 sorts the
-/// candidates: one row of 32000 at k = 1024, 12.3 us over 8 blocks against 13.8 over 16; of
-/// 50257, 13.7 against 14.2; of 128256 (16032 values a block), 16.2 against 14.6, so it takes
-/// 16.
+/// that 8 blocks hold at 8192 values a block or fewer stays at 8: one row of 32000 at k = 1024,
+/// 12.3 us over 8 blocks against 13.8 over 16; of 50257, 13.7 against 14.2; of 128256 (16032
+/// values a block), 16.2 against 14.6, so it takes 16. Those were measured when only clusters
+/// of up to 8 sorted the candidates in block 0; clusters of 16 now do too (one row of 128256:
+/// 14.6 -> 13.6 us), and the 8-or-16 choice for the shorter rows is yet to be measured again.
 int choose_resident_cluster(const TopkProblem& problem, const DeviceProps& device) {
   int cluster = resident_min_cluster(problem, device);
   if (cluster == 0) return 0;
@@ -127,13 +128,13 @@ int choose_resident_cluster(const TopkProblem& problem, const DeviceProps& devic
            problem.rows * blocks <= device.sm_count &&
            (blocks < widest_resident_cluster(device) || problem.rows <= kWidestClustersAtOnce);
   };
-  constexpr std::int64_t kMostSortedSlice = 8192;
-  const bool sorts_in_block0 =
+  constexpr std::int64_t kMostLargeKSlice = 8192;
+  const bool stays_narrow =
       topk_bucket(problem.k) >= 1024 &&
-      slice_cols(problem, kWidestSortingInBlock0) <= kMostSortedSlice;
+      slice_cols(problem, kLargeKClusterBlocks) <= kMostLargeKSlice;
   const auto grows = [&](int blocks) {
     return fits(blocks) && slice_cols(problem, blocks) >= 1024 &&
-           (!sorts_in_block0 || blocks <= kWidestSortingInBlock0);
+           (!stays_narrow || blocks <= kLargeKClusterBlocks);
   };
   while (grows(cluster * 2)) cluster *= 2;
   return cluster;
