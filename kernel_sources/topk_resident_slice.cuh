@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+// The resident top-K kernel's row in registers: each block's slice as order-preserving bits,
+// what a block keeps in shared memory, and the online statistics merged over the cluster.
+#pragma once
+
+#include "numeric.cuh"
+#include "pack.cuh"
+#include "reduce.cuh"
+#include "topk_keys.cuh"
+#include "topk_ranked_lists.cuh"
+#include "topk_select.cuh"
+#include "topk_stats.cuh"
+
+namespace kjit {
+
+/// A block's part of a row, as order-preserving bits (ordered_bits): pack u of thread t holds
+/// columns begin + (u * Threads + t) * Pack + [0, Pack), and 0 past `end`, which no value maps
+/// to. Keys are formed where they are used, from the bits and the column: keeping 64-bit keys
+/// would double the registers.
+template <int Pack, int Threads, int Packs>
+struct ResidentSlice {
+  unsigned ordered[Packs][Pack];
+  int begin;
+  int end;
+
+  __device__ __forceinline__ int col(int u, int i) const {
+    return begin + (u * Threads + static_cast<int>(threadIdx.x)) * Pack + i;
+  }
+  __device__ __forceinline__ TopkKey key(int u, int i) const {
+    const unsigned bits = ordered[u][i];
+    return bits == 0 ? 0 : (static_cast<TopkKey>(bits) << 32) | static_cast<unsigned>(~col(u, i));
+  }
+};
+
+/// The first round's histogram: the top 16 bits of the order-preserving bits, over four
+/// consecutive 8-bit bins taken modulo 4 (a window that wraps; see count_window).
+constexpr int kWindowBins = 1024;
+
+/// What one block keeps in static shared memory.
+struct ResidentState {
+  // Histograms are read 16 bytes at a time (load_lane_span, wide).
+  alignas(16) unsigned counts[256];     ///< this block's counts of a digit; all zero between uses
+  alignas(16) unsigned totals[2][256];  ///< the cluster's counts, by round parity: every block
+                                        ///< adds its counts into every block's
+  alignas(16) unsigned window_counts[kWindowBins];  ///< the same for the first round
+  alignas(16) unsigned window_totals[kWindowBins];
+  RankedLists lists;            ///< every block's sorted candidates in `candidates`
+  unsigned gathered;            ///< (block 0) candidate places the blocks have reserved so far
+  int staged_at;                ///< this block's first reserved place
+  int staged_count;             ///< and its number of candidates
+  unsigned floor_bits;          ///< this row's window_floor, then its block_floor_bits
+  float block_max[16];          ///< every block's statistics, each pushed by its block
+  float block_sum[16];
+  unsigned block_top[16];       ///< and every block's largest order-preserving bits
+  float row_max;                ///< the row's statistics
+  float row_sum;
+  float warp_max[32];
+  float warp_sum[32];
+  unsigned warp_top[32];
+  DigitChoice window_choice;    ///< the first round's outcome, chosen by warp 0
+  int warp_count[32];           ///< keys each warp gathers, then where each warp's go
+  SelectScratch sort;           ///< sorting a block's share of many candidates
+};
+
+/// Loads this thread's share of the row into `s` and returns its statistics; NaN in the sum if
+/// any value is NaN, so that it poisons the row.
+template <typename In, int Pack, int Threads, int Packs>
+__device__ __forceinline__ TemperedStats load_slice(const In* row, float c,
+                                                    ResidentSlice<Pack, Threads, Packs>& s) {
+  float values[Packs][Pack];
+#pragma unroll
+  for (int u = 0; u < Packs; ++u)
+    load_pack<In, Pack>(row, s.col(u, 0), s.end, neg_inf(), values[u]);
+  float max = values[0][0];
+#pragma unroll
+  for (int u = 0; u < Packs; ++u)
+#pragma unroll
+    for (int i = 0; i < Pack; ++i) max = max_propagate_nan(max, values[u][i]);
+  float sum = 0.0f;
+  if (max != neg_inf()) {
+#pragma unroll
+    for (int u = 0; u < Packs; ++u)
+#pragma unroll
+      for (int i = 0; i < Pack; ++i) sum += fast_exp2((values[u][i] - max) * c);
+  }
+#pragma unroll
+  for (int u = 0; u < Packs; ++u)
+#pragma unroll
+    for (int i = 0; i < Pack; ++i)
+      s.ordered[u][i] = s.col(u, i) < s.end ? ordered_bits(values[u][i]) : 0u;
+  return {max, sum};
+}
+
+/// The block's statistics (in warp 0, which pushes them) and the largest of its
+/// order-preserving bits (0 if it has no element; in every thread), with one block barrier. The
+/// bits are exact where the statistics' max is not: a merge of maxima drops NaN.
+template <int Pack, int Threads, int Packs>
+__device__ __forceinline__ TemperedStats block_stats(const ResidentSlice<Pack, Threads, Packs>& s,
+                                                     TemperedStats mine, float c,
+                                                     ResidentState& state, unsigned& block_top) {
+  unsigned top = 0;
+#pragma unroll
+  for (int u = 0; u < Packs; ++u)
+#pragma unroll
+    for (int i = 0; i < Pack; ++i) top = s.ordered[u][i] > top ? s.ordered[u][i] : top;
+  top = __reduce_max_sync(0xffffffffu, top);
+  mine = warp_merge_tempered(mine, c);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) {
+    state.warp_max[warp] = mine.max;
+    state.warp_sum[warp] = mine.sum;
+    state.warp_top[warp] = top;
+  }
+  __syncthreads();
+  constexpr int kWarps = Threads / 32;
+  const bool listed = lane < kWarps;
+  block_top = __reduce_max_sync(0xffffffffu, listed ? state.warp_top[lane] : 0u);
+  if (warp != 0) return TemperedStats::empty();
+  const TemperedStats merged = listed ? TemperedStats{state.warp_max[lane], state.warp_sum[lane]}
+                                      : TemperedStats::empty();
+  return warp_merge_tempered(merged, c);
+}
+
+/// Pushes this block's statistics and largest bits into every block of the cluster (threads
+/// below ClusterBlocks, one block each): stores do not wait, where reading them later would.
+template <int ClusterBlocks>
+__device__ __forceinline__ void push_block_stats(TemperedStats stats, unsigned top, unsigned rank,
+                                                 ResidentState& state) {
+  if (threadIdx.x >= ClusterBlocks) return;
+  if constexpr (ClusterBlocks == 1) {
+    state.block_max[0] = stats.max;
+    state.block_sum[0] = stats.sum;
+    state.block_top[0] = top;
+  } else {
+    const int at = static_cast<int>(rank);
+    store_cluster_f32(cluster_element(state.block_max, threadIdx.x, at), stats.max);
+    store_cluster_f32(cluster_element(state.block_sum, threadIdx.x, at), stats.sum);
+    store_cluster_u32(cluster_element(state.block_top, threadIdx.x, at), top);
+  }
+}
+
+/// Merges the blocks' statistics into state.row_max and state.row_sum (one warp; seen by the
+/// block after its next barrier). Call after a cluster barrier that follows their pushes.
+template <int ClusterBlocks>
+__device__ __forceinline__ void read_row_stats(float c, ResidentState& state) {
+  const unsigned lane = threadIdx.x % 32;
+  TemperedStats s = TemperedStats::empty();
+  if (lane < ClusterBlocks) s = {state.block_max[lane], state.block_sum[lane]};
+  if constexpr (ClusterBlocks > 1) s = warp_merge_tempered(s, c);
+  if (lane == 0) {
+    state.row_max = s.max;
+    state.row_sum = s.sum;
+  }
+}
+
+}  // namespace kjit
