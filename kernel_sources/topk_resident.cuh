@@ -118,8 +118,8 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
         slice, k_row, kLimit, c, block_top, state, parity, selected);
     // Few candidates go unsorted to every block, each block counting its keys' places among
     // them, or where they are fewer still, only to block 0, which places and writes them all.
-    // More are sorted a block's list at a time and placed by binary search, or in clusters of
-    // up to 8 at k bucket 1024, sent unsorted to block 0, which sorts them and writes the row.
+    // More are sorted a block's list at a time and placed by binary search, or at k bucket
+    // 1024 sent unsorted to block 0, which sorts them and writes the row.
     const bool by_count = selected <= kMostUnsorted;  // the same in every block
     const bool in_block0 =
         selected <= kMostPlacedInBlock0 || (!by_count && kSortsInBlock0);

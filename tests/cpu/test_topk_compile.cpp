@@ -135,7 +135,7 @@ TEST_CASE("top-K configs follow the validity rules") {
         TopkConfig{4, 1024, 1, 8, kResident});
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 4, 32000, 50), h100).cluster == 16);
   // From k bucket 1024, a row that 8 blocks hold at 8192 values a block or fewer stays at 8
-  // blocks (block 0 sorts the candidates there); a wider one still takes 16.
+  // blocks (measured when only clusters of up to 8 sorted in block 0); a wider one takes 16.
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 1, 32000, 1000), h100) ==
         TopkConfig{4, 1024, 1, 8, kResident});
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 1, 50257, 1024), h100) ==
