@@ -139,16 +139,19 @@ __device__ __forceinline__ void publish_mass(RankedLists& lists, unsigned rank, 
 template <int Threads, int ClusterBlocks>
 __device__ void place_by_search(const TopkKey* keys, int first, int count,
                                 const RankedLists& lists, int* places) {
-  static_assert(ClusterBlocks <= kMostRankedLists && (ClusterBlocks & (ClusterBlocks - 1)) == 0,
-                "place_by_search: a power-of-two cluster of at most 16 blocks");
-  constexpr int kKeysAPass = Threads / ClusterBlocks;
-  const int list = static_cast<int>(threadIdx.x) % ClusterBlocks;
-  const TopkKey* const listed = keys + lists.begin[list];
-  const int listed_count = lists.count[list];
+  static_assert(ClusterBlocks <= kMostRankedLists, "place_by_search: at most 16 blocks");
+  // A key's lanes are a power of two, as group_sum needs; those past the lists count nothing.
+  constexpr int kLanes = ClusterBlocks <= 2 ? ClusterBlocks : ClusterBlocks <= 4 ? 4
+                         : ClusterBlocks <= 8 ? 8 : 16;
+  constexpr int kKeysAPass = Threads / kLanes;
+  const int list = static_cast<int>(threadIdx.x) % kLanes;
+  const bool has_list = list < ClusterBlocks;
+  const TopkKey* const listed = keys + (has_list ? lists.begin[list] : 0);
+  const int listed_count = has_list ? lists.count[list] : 0;
   for (int pass = 0; pass < count; pass += kKeysAPass) {  // the same in every thread
-    const int i = pass + static_cast<int>(threadIdx.x) / ClusterBlocks;
+    const int i = pass + static_cast<int>(threadIdx.x) / kLanes;
     int above = i < count ? count_above(listed, listed_count, keys[first + i]) : 0;
-    above = group_sum(above, ClusterBlocks);
+    above = group_sum(above, kLanes);
     if (i < count && list == 0) places[i] = above;
   }
   __syncthreads();

@@ -102,32 +102,56 @@ std::int64_t resident_slice(const TopkProblem& problem, int cluster, int pack) {
   return (slice_cols(problem, cluster) + pack - 1) / pack * pack;
 }
 
-/// Clusters of 16 need 16 SMs of one GPC: an H100 runs 7 of them at once.
+/// Clusters of more than 8 blocks take one GPC each: an H100 runs 7 of them at once (measured
+/// with cuOccupancyMaxActiveClusters for 10 to 16 blocks of 1024 threads; 15 of 8 blocks).
 constexpr int kWidestClustersAtOnce = 7;
+constexpr int kMostBlocksTwoAGpc = 8;
+
+/// The threads of the resident kernel's widest block.
+constexpr int kResidentMostThreads = 1024;
 
 /// From k bucket 1024, a row that this many blocks hold at kMostLargeKSlice values a block or
 /// fewer stays at this many (see choose_resident_cluster).
 constexpr int kLargeKClusterBlocks = 8;
 
-/// Blocks per row of the resident kernel: enough to hold the row, then more while every row's
-/// blocks still fit the SMs at once and keep 1024 values or more, up to 16 (0 if no cluster
-/// holds the row). More blocks a row split the select's counting and the candidates' sort:
-/// H100, 8 rows of 32000 at k = 1024, 15.1 us over 4 blocks a row, 12.7 over 8; 8 rows of
-/// 50257, 18.3 and 13.7. Clusters of 16 for more rows than run at once take two rounds (8 rows
-/// of 128256 at k = 1024: 27.8 us over 16 blocks a row, 17.4 over 8). From k bucket 1024 a row
-/// that 8 blocks hold at 8192 values a block or fewer stays at 8: one row of 32000 at k = 1024,
-/// 12.3 us over 8 blocks against 13.8 over 16; of 50257, 13.7 against 14.2; of 128256 (16032
-/// values a block), 16.2 against 14.6, so it takes 16. Those were measured when only clusters
-/// of up to 8 sorted the candidates in block 0; clusters of 16 now do too (one row of 128256:
-/// 14.6 -> 13.6 us), and the 8-or-16 choice for the shorter rows is yet to be measured again.
+/// From this many blocks, a row takes the fewest blocks whose threads hold one pack each.
+constexpr int kFewestOnePackBlocks = 8;
+
+/// The fewest blocks (any count) whose kResidentMostThreads threads hold a row at one pack each.
+int one_pack_cluster(const TopkProblem& problem) {
+  const std::int64_t per_block = std::int64_t{kResidentMostThreads} * widest_pack(problem);
+  return static_cast<int>((problem.cols + per_block - 1) / per_block);
+}
+
+/// Blocks per row of the resident kernel.
+///
+/// A row that 8 to 16 blocks of 1024 threads hold at one pack a thread takes the fewest such
+/// blocks, a count that need not be a power of two, where every row's cluster runs at once:
+/// more values a thread cost each step a pass over them, more blocks cost the cluster's
+/// exchanges. H100 (fp32, kernel alone): one row of 50257 at k = 50, 7.9 us over 13 blocks, 8.5
+/// over 16 and 8.7 over 8 of two packs; at k = 256, 10.4 against 11.2 over 16; at k = 1024, 12.0
+/// against 13.1 over 16 and 12.5 over 8; one row of 32000 at k = 50, 7.8 us over 8 blocks
+/// against 8.5 over 16.
+///
+/// Otherwise: enough blocks to hold the row, then more while every row's blocks still fit the
+/// SMs at once and keep 1024 values or more, up to 16 (0 if no cluster holds the row). More
+/// blocks a row split the select's counting and the candidates' sort: H100, 8 rows of 32000 at
+/// k = 1024, 15.1 us over 4 blocks a row, 12.7 over 8; 8 rows of 50257, 18.3 and 13.7. Clusters
+/// of 16 for more rows than run at once take two rounds (8 rows of 128256 at k = 1024: 27.8 us
+/// over 16 blocks a row, 17.4 over 8). From k bucket 1024 a row that 8 blocks hold at 8192
+/// values a block or fewer stays at 8 (where the one-pack rule does not apply): one row of
+/// 32000 at k = 1024, 12.3 us over 8 blocks against 13.8 over 16, measured when only clusters
+/// of up to 8 sorted the candidates in block 0.
 int choose_resident_cluster(const TopkProblem& problem, const DeviceProps& device) {
   int cluster = resident_min_cluster(problem, device);
   if (cluster == 0) return 0;
   const auto fits = [&](int blocks) {
     return blocks <= widest_resident_cluster(device) &&
            problem.rows * blocks <= device.sm_count &&
-           (blocks < widest_resident_cluster(device) || problem.rows <= kWidestClustersAtOnce);
+           (blocks <= kMostBlocksTwoAGpc || problem.rows <= kWidestClustersAtOnce);
   };
+  const int one_pack = one_pack_cluster(problem);
+  if (one_pack >= kFewestOnePackBlocks && one_pack >= cluster && fits(one_pack)) return one_pack;
   constexpr std::int64_t kMostLargeKSlice = 8192;
   const bool stays_narrow =
       topk_bucket(problem.k) >= 1024 &&
@@ -274,12 +298,13 @@ void add_if_valid(std::vector<TopkConfig>& candidates, const TopkProblem& proble
     candidates.push_back(config);
 }
 
-/// Resident configs hold the slice with as few packs as the threads allow; thread counts that
-/// leave whole packs of every thread empty are left out, but for 128 threads, so that a short
-/// slice has a candidate.
+/// Resident configs, over clusters of powers of two and of the fewest blocks that hold the row
+/// at one pack a thread, hold the slice with as few packs as the threads allow; thread counts
+/// that leave whole packs of every thread empty are left out, but for 128 threads, so that a
+/// short slice has a candidate.
 void add_resident_candidates(std::vector<TopkConfig>& candidates, const TopkProblem& problem,
                              const DeviceProps& device, int pack) {
-  for (int cluster : {1, 2, 4, 8, 16})
+  for (int cluster : {1, 2, 4, 8, 16, one_pack_cluster(problem)})
     for (int threads : {128, 256, 512, 1024}) {
       TopkConfig config{pack, threads, 0, cluster, TopkAlgorithm::kResident};
       config.unroll = resident_packs(problem, config);

@@ -69,6 +69,8 @@ std::vector<Variant> all_variants() {
       add_heuristic(variants, arch, problem_of(DType::kF32, DType::kI64, rows, 128256, 50));
     add_heuristic(variants, arch, problem_of(DType::kBF16, DType::kI64, 64, 32000, 256));
     add_heuristic(variants, arch, problem_of(DType::kF16, DType::kI32, 64, 50257, 50));
+    for (int k : {256, 1024})  // over 13 blocks on sm_90
+      add_heuristic(variants, arch, problem_of(DType::kF32, DType::kI64, 1, 50257, k));
     for (std::int64_t cols : {1, 7, 1000})
       add_heuristic(variants, arch, problem_of(DType::kF32, DType::kI32, 3, cols, static_cast<int>(cols)));
   }
@@ -112,6 +114,8 @@ TEST_CASE("every top-K variant compiles for sm_80 and sm_90") {
     for (int cluster : {1, 2, 4, 8, 16})
       CHECK_MESSAGE(clusters_seen.count({algorithm, cluster}),
                     "no " << std::string(to_string(algorithm)) << " kernel with cluster=" << cluster);
+  CHECK_MESSAGE(clusters_seen.count({TopkAlgorithm::kResident, 13}),
+                "no resident kernel over a cluster of 13 (not a power of two)");
 }
 
 TEST_CASE("top-K configs follow the validity rules") {
@@ -130,17 +134,30 @@ TEST_CASE("top-K configs follow the validity rules") {
         kResident);
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 64, 50257, 256), h100).algorithm ==
         kStream);
-  // Blocks a row grow while every row's blocks fit the SMs, short of two rounds of 16-clusters.
+  // A row that 8 to 16 blocks hold at one pack a thread takes the fewest such blocks, a count
+  // that need not be a power of two, where every row's cluster runs at once (clusters of more
+  // than 8 for at most 7 rows).
   CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 8, 32000, 1000), h100) ==
         TopkConfig{4, 1024, 1, 8, kResident});
-  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 4, 32000, 50), h100).cluster == 16);
-  // From k bucket 1024, a row that 8 blocks hold at 8192 values a block or fewer stays at 8
-  // blocks (measured when only clusters of up to 8 sorted in block 0); a wider one takes 16.
-  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 1, 32000, 1000), h100) ==
-        TopkConfig{4, 1024, 1, 8, kResident});
-  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 1, 50257, 1024), h100) ==
+  for (int k : {50, 256, 1000})
+    CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 4, 32000, k), h100) ==
+          TopkConfig{4, 1024, 1, 8, kResident});
+  for (int k : {50, 256, 1024})
+    CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 3, 50257, k), h100) ==
+          TopkConfig{4, 1024, 1, 13, kResident});
+  CHECK(choose_topk_config(problem_of(DType::kBF16, DType::kI64, 7, 128256, 50), h100) ==
+        TopkConfig{8, 1024, 1, 16, kResident});
+  // Otherwise blocks a row grow in powers of two while every row's blocks fit the SMs, short of
+  // two rounds of wide clusters: 8 rows of 50257 take 8 blocks of two packs.
+  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 8, 50257, 50), h100) ==
         TopkConfig{4, 1024, 2, 8, kResident});
-  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 1, 32000, 256), h100).cluster == 16);
+  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 1, 20000, 50), h100).cluster == 16);
+  // From k bucket 1024, such a row that 8 blocks hold at 8192 values a block or fewer stays at 8
+  // blocks; a wider one takes 16.
+  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 1, 20000, 1000), h100) ==
+        TopkConfig{4, 1024, 1, 8, kResident});
+  CHECK(choose_topk_config(problem_of(DType::kF32, DType::kI64, 8, 50257, 1024), h100) ==
+        TopkConfig{4, 1024, 2, 8, kResident});
   // 8 rows that need clusters of 16 would take two rounds of them: streamed, over clusters of 8
   // of 512 threads.
   for (int k : {50, 256, 1024})

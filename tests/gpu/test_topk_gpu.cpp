@@ -184,14 +184,15 @@ TEST_CASE("every flag set, both index dtypes, with and without per-row k") {
 
 TEST_CASE("both algorithms at every cluster size match the reference") {
   // The heuristics reach each algorithm only at some shapes; here each is forced at every
-  // cluster size, its threads and packs left to the heuristics, on rows of every kind.
+  // power-of-two cluster size and two others, its threads and packs left to the heuristics, on
+  // rows of every kind.
   KJIT_REQUIRE_GPU();
   const TopkLayout layouts[] = {{DType::kF32, 3, 50257}, {DType::kBF16, 64, 1000},
                                 {DType::kF32, 2, 262144}, {DType::kF16, 5, 128256}};
   std::vector<TopkUnit> units;
   std::size_t n = 0;
   for (TopkAlgorithm algorithm : {TopkAlgorithm::kStream, TopkAlgorithm::kResident})
-    for (int cluster : {1, 2, 4, 8, 16})
+    for (int cluster : {1, 2, 3, 4, 8, 13, 16})
       for (const TopkLayout& layout : layouts) {
         // The resident kernel holds at most 16384 values a block.
         if (algorithm == TopkAlgorithm::kResident && layout.cols > cluster * 16384) continue;
@@ -199,8 +200,9 @@ TEST_CASE("both algorithms at every cluster size match the reference") {
         unit.forced->algorithm = algorithm;
         unit.forced->cluster = cluster;
         // k = 100 leaves the resident kernel 100 to 200 candidates: past the 128 that block 0
-        // places alone, within the 256 that every block counts.
-        for (std::int32_t k : {1, 50, 100, 1024})
+        // places alone, within the 256 that every block counts; k = 300, 300 to 600, which
+        // every block sorts and places by searching the others' lists.
+        for (std::int32_t k : {1, 50, 100, 300, 1024})
           if (k <= layout.cols) unit.calls.push_back(rotated_call(k, n++));
         units.push_back(std::move(unit));
       }
