@@ -163,6 +163,10 @@ __device__ __forceinline__ void store_cluster_u32(unsigned address, unsigned v) 
 __device__ __forceinline__ void store_cluster_f32(unsigned address, float v) {
   asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(address), "f"(v) : "memory");
 }
+__device__ __forceinline__ void store_cluster_v4(unsigned address, uint4 v) {
+  asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};"
+               ::"r"(address), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
 /// Adds `v` to the unsigned at `address` (any block of the cluster), without waiting for it.
 __device__ __forceinline__ void reduce_add_cluster_u32(unsigned address, unsigned v) {
   asm volatile("red.shared::cluster.add.u32 [%0], %1;" ::"r"(address), "r"(v) : "memory");

@@ -4,10 +4,11 @@
 //  1. the online (max, sum) of the row, and each block's largest key (topk_resident_slice.cuh);
 //  2. the row's k-th largest key, by a radix select whose counts are summed over the cluster
 //     through distributed shared memory (topk_resident_select.cuh). Its first round takes the
-//     top 16 bits at once, over the row's largest key's 8-bit bin and the one below, at the
-//     cluster barrier that also brings the statistics; on a language model's logits that round
-//     leaves between k and 2 k keys at or above the chosen bin, and later 8-bit rounds (one
-//     cluster barrier each) are rare;
+//     top 16 bits at once, over the row's largest key's 8-bit bin and the one below, in the
+//     exchange that also brings the statistics (through every block's inbox, cluster_inbox.cuh,
+//     or a cluster barrier over 16 blocks); on a language model's logits that round leaves
+//     between k and 2 k keys at or above the chosen bin, and later 8-bit rounds (one cluster
+//     barrier each) are rare;
 //  3. those keys written where they are placed (topk_resident_last_step.cuh): few (up to 128)
 //     into block 0, which counts their places and writes the row; up to 256 into every block,
 //     each counting the places of its own; more into block 0, which sorts them (k bucket
@@ -92,12 +93,16 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
     state.window_counts[b] = 0;
     state.window_totals[b] = 0;
   }
-  if (threadIdx.x == 0) state.gathered = 0;
-  // No block writes into another before that block has started and zeroed its totals. The
-  // barrier is split so that the first row's loads are in flight while it completes (~0.1 us
-  // of one row's 10 on the H100, 128256 columns over 16 blocks).
+  if (threadIdx.x == 0) {
+    state.gathered = 0;
+    if constexpr (exchanges_through_inbox<ClusterBlocks>()) state.window_inbox.init(ClusterBlocks);
+  }
+  // No block writes into another before that block has started, zeroed its totals and set up
+  // its inbox. The barrier is split so that the first row's loads are in flight while it
+  // completes (~0.1 us of one row's 10 on the H100, 128256 columns over 16 blocks).
   StartBarrier<ClusterBlocks> start;
   int parity = 0;
+  unsigned inbox_phase = 0;
   const float c = params.log2e_over_t;
   const long long clusters = gridDim.x / ClusterBlocks;
   for (long long row = blockIdx.x / ClusterBlocks; row < params.rows; row += clusters) {
@@ -112,10 +117,9 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
     count_window(slice, block_top >> 24, state.window_counts);
     __syncthreads();
     start.wait();
-    push_block_stats<ClusterBlocks>(stats, block_top, rank, state);
     int selected = 0;
     const TopkKey threshold = cluster_radix_select<Pack, Threads, Packs, ClusterBlocks>(
-        slice, k_row, kLimit, c, block_top, state, parity, selected);
+        slice, k_row, kLimit, c, stats, block_top, rank, state, parity, inbox_phase, selected);
     // Few candidates go unsorted to every block, each block counting its keys' places among
     // them, or where they are fewer still, only to block 0, which places and writes them all.
     // More are sorted a block's list at a time and placed by binary search, or at k bucket

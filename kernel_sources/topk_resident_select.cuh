@@ -62,11 +62,11 @@ __device__ __forceinline__ void count_window(const ResidentSlice<Pack, Threads, 
 
 /// The row's window of the first round: the top 8-bit bin M of its largest key, and whether
 /// the window's totals are exact (every block's largest key within two bins of M, M >= 1).
-/// From the statistics every block pushed; call with the whole warp.
+/// From the summaries every block sent; call with the whole warp.
 template <int ClusterBlocks>
 __device__ __forceinline__ bool row_window(const ResidentState& state, unsigned& top) {
   const unsigned lane = threadIdx.x % 32;
-  const unsigned mine = lane < ClusterBlocks ? state.block_top[lane] >> 24 : 0u;
+  const unsigned mine = lane < ClusterBlocks ? state.blocks[lane].top >> 24 : 0u;
   top = __reduce_max_sync(0xffffffffu, mine);
   const unsigned lowest = __reduce_min_sync(0xffffffffu, lane < ClusterBlocks ? mine : 255u);
   return top >= 1 && top - lowest <= 2;
@@ -183,13 +183,54 @@ __device__ __forceinline__ DigitChoice choose_in_window(const ResidentState& sta
   return choice;
 }
 
+/// Sends this block's summary and its window counts from `floor_bits` up (bins with keys only)
+/// to every block, zeroing its counts, and waits in warps 0 and 1 until every block's have
+/// landed in this block's window totals and summaries. Through inboxes, no cluster barrier:
+/// each block announces its bytes to each inbox (its summary and 4 a bin), and only the
+/// readers wait; else (16 blocks, or a block alone) stores and adds, and a cluster (block)
+/// barrier. Call with the whole block after the block barrier that follows the count; `phase`
+/// is the inbox's, flipped here.
+template <int Threads, int ClusterBlocks>
+__device__ __forceinline__ void exchange_window(TemperedStats stats, unsigned block_top,
+                                                unsigned floor_bits, unsigned rank,
+                                                ResidentState& state, unsigned& phase) {
+  const auto publishes = [&](int b) { return window_bin_bits(b, block_top) >= floor_bits; };
+  send_block_summary<ClusterBlocks>(stats, block_top, rank, state);
+  if constexpr (!exchanges_through_inbox<ClusterBlocks>()) {
+    publish_counts<Threads, ClusterBlocks, kWindowBins>(state.window_counts, state.window_totals,
+                                                        0, publishes);
+    row_barrier<ClusterBlocks>();
+  } else {
+    int published = 0;
+    for (int first = 0; first < kWindowBins; first += Threads) {  // the same in every thread
+      const int b = first + static_cast<int>(threadIdx.x);
+      published += __syncthreads_count(b < kWindowBins && state.window_counts[b] != 0 &&
+                                        publishes(b));
+    }
+    if (threadIdx.x < ClusterBlocks)
+      announce_bytes(state.window_inbox, threadIdx.x,
+                     sizeof(BlockSummary) + sizeof(unsigned) * static_cast<unsigned>(published));
+    for (int b = threadIdx.x; b < kWindowBins; b += Threads) {
+      const unsigned count = state.window_counts[b];
+      if (count == 0) continue;
+      state.window_counts[b] = 0;
+      if (!publishes(b)) continue;
+#pragma unroll
+      for (int r = 0; r < ClusterBlocks; ++r)
+        send_add_u32(state.window_totals, b, static_cast<unsigned>(r), count, state.window_inbox);
+    }
+    if (threadIdx.x < 64) state.window_inbox.wait(phase);
+    phase ^= 1u;
+  }
+}
+
 /// The row's threshold: a key with need <= (keys of the row >= it) <= limit; `selected` gets
 /// their count. Every block chooses the same digits from the same totals.
 ///
-/// The first round takes the top 16 bits at once, over the window of count_window, at the
-/// barrier that also brings every block's statistics: on a language model's logits the k-th
-/// largest key lies within two 8-bit bins of the largest, and one round and one cluster
-/// barrier choose the threshold. Where the window misses it, or cannot be read exactly, the
+/// The first round takes the top 16 bits at once, over the window of count_window, in the
+/// exchange that also brings every block's statistics (exchange_window): on a language model's
+/// logits the k-th largest key lies within two 8-bit bins of the largest, and that one round
+/// chooses the threshold. Where the window misses it, or cannot be read exactly, the
 /// select starts over one 8-bit digit a round, counting only keys at or above the block's floor
 /// (block_floor_bits): every bin from the k-th largest key's up holds only such keys, so the
 /// totals of those bins, all a choice reads, are exact, while most keys cost a compare instead
@@ -199,22 +240,21 @@ __device__ __forceinline__ DigitChoice choose_in_window(const ResidentState& sta
 /// totals before the round's barrier, into its round-(r + 1) ones only after it, so it zeroes
 /// the latter, once its warps have read them in round r - 1, before it arrives. The window's
 /// totals are zeroed once read, before the row's last cluster barrier, after which the others
-/// may add the next row's.
-/// Call after count_window (`block_top` is the block's largest bits) and a block barrier.
+/// may send the next row's.
+/// Call after count_window (`stats` and `block_top` are the block's, from block_stats) and a
+/// block barrier, once every block of the cluster has started.
 template <int Pack, int Threads, int Packs, int ClusterBlocks>
 __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs>& slice,
-                                        int need, int limit, float c, unsigned block_top,
-                                        ResidentState& state, int& parity, int& selected) {
+                                        int need, int limit, float c, TemperedStats stats,
+                                        unsigned block_top, unsigned rank, ResidentState& state,
+                                        int& parity, unsigned& inbox_phase, int& selected) {
   if (threadIdx.x < 32) {
     const unsigned floor = window_floor(state.window_counts, block_top, need);
     if (threadIdx.x == 0) state.floor_bits = floor;
   }
   __syncthreads();
-  const unsigned window_floor_bits = state.floor_bits;
-  publish_counts<Threads, ClusterBlocks, kWindowBins>(
-      state.window_counts, state.window_totals, 0,
-      [&](int b) { return window_bin_bits(b, block_top) >= window_floor_bits; });
-  row_barrier<ClusterBlocks>();
+  exchange_window<Threads, ClusterBlocks>(stats, block_top, state.floor_bits, rank, state,
+                                          inbox_phase);
   // One warp chooses while another merges the statistics: every warp choosing for itself kept
   // the SM's issue slots busy for longer than a block barrier takes.
   const unsigned warp = threadIdx.x / 32;

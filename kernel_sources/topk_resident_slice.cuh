@@ -3,6 +3,7 @@
 // what a block keeps in shared memory, and the online statistics merged over the cluster.
 #pragma once
 
+#include "cluster_inbox.cuh"
 #include "numeric.cuh"
 #include "pack.cuh"
 #include "reduce.cuh"
@@ -36,6 +37,27 @@ struct ResidentSlice {
 /// consecutive 8-bit bins taken modulo 4 (a window that wraps; see count_window).
 constexpr int kWindowBins = 1024;
 
+/// A block's statistics and largest order-preserving bits, as it sends them to every block.
+struct alignas(16) BlockSummary {
+  float max;
+  float sum;
+  unsigned top;
+  unsigned unused;
+};
+
+/// Whether a cluster of this many blocks exchanges its first round's counts and its summaries
+/// through inboxes (exchange_window) rather than stores and a cluster barrier. Every add sent
+/// to an inbox completes its bytes on the receiver's one mbarrier: with 16 blocks, each
+/// receiving every block's adds, that cost as much as the barrier saved (H100, kernel alone:
+/// one row of 128256 at k = 50, 8.94 -> 9.01 us; of 151936, 10.14 -> 9.94; bf16 of 128256,
+/// 9.01 -> 9.19), where fewer blocks gained (one row of 50257 over 13 blocks, 7.55 -> 7.36 at
+/// k = 50 and 11.35 -> 11.00 at k = 1024; 8 rows of 128256 over 8, 10.83 -> 10.63 at k = 50
+/// and 15.02 -> 14.52 at k = 1024; 64 rows of 32000 over 2 at k = 1024, 15.80 -> 15.18).
+template <int ClusterBlocks>
+__device__ __forceinline__ constexpr bool exchanges_through_inbox() {
+  return ClusterBlocks > 1 && ClusterBlocks < 16;
+}
+
 /// What one block keeps in static shared memory.
 struct ResidentState {
   // Histograms are read 16 bytes at a time (load_lane_span, wide).
@@ -49,9 +71,8 @@ struct ResidentState {
   int staged_at;                ///< this block's first reserved place
   int staged_count;             ///< and its number of candidates
   unsigned floor_bits;          ///< this row's window_floor, then its block_floor_bits
-  float block_max[16];          ///< every block's statistics, each pushed by its block
-  float block_sum[16];
-  unsigned block_top[16];       ///< and every block's largest order-preserving bits
+  BlockSummary blocks[16];      ///< every block's summary, each sent by its block
+  ClusterInbox window_inbox;    ///< where the summaries and the first round's counts land
   float row_max;                ///< the row's statistics
   float row_sum;
   float warp_max[32];
@@ -121,31 +142,30 @@ __device__ __forceinline__ TemperedStats block_stats(const ResidentSlice<Pack, T
   return warp_merge_tempered(merged, c);
 }
 
-/// Pushes this block's statistics and largest bits into every block of the cluster (threads
-/// below ClusterBlocks, one block each): stores do not wait, where reading them later would.
+/// Sends this block's statistics and largest bits to every block of the cluster (threads below
+/// ClusterBlocks, in warp 0, which holds the statistics: one block each), completing on its
+/// window inbox where the cluster exchanges through inboxes; a block alone keeps them.
 template <int ClusterBlocks>
-__device__ __forceinline__ void push_block_stats(TemperedStats stats, unsigned top, unsigned rank,
-                                                 ResidentState& state) {
+__device__ __forceinline__ void send_block_summary(TemperedStats stats, unsigned top,
+                                                   unsigned rank, ResidentState& state) {
   if (threadIdx.x >= ClusterBlocks) return;
+  const uint4 summary{__float_as_uint(stats.max), __float_as_uint(stats.sum), top, 0u};
   if constexpr (ClusterBlocks == 1) {
-    state.block_max[0] = stats.max;
-    state.block_sum[0] = stats.sum;
-    state.block_top[0] = top;
+    state.blocks[0] = {stats.max, stats.sum, top, 0u};
+  } else if constexpr (exchanges_through_inbox<ClusterBlocks>()) {
+    send_16_bytes(state.blocks, static_cast<int>(rank), threadIdx.x, summary, state.window_inbox);
   } else {
-    const int at = static_cast<int>(rank);
-    store_cluster_f32(cluster_element(state.block_max, threadIdx.x, at), stats.max);
-    store_cluster_f32(cluster_element(state.block_sum, threadIdx.x, at), stats.sum);
-    store_cluster_u32(cluster_element(state.block_top, threadIdx.x, at), top);
+    store_cluster_v4(cluster_element(state.blocks, threadIdx.x, static_cast<int>(rank)), summary);
   }
 }
 
 /// Merges the blocks' statistics into state.row_max and state.row_sum (one warp; seen by the
-/// block after its next barrier). Call after a cluster barrier that follows their pushes.
+/// block after its next barrier). Call once every block's summary has landed.
 template <int ClusterBlocks>
 __device__ __forceinline__ void read_row_stats(float c, ResidentState& state) {
   const unsigned lane = threadIdx.x % 32;
   TemperedStats s = TemperedStats::empty();
-  if (lane < ClusterBlocks) s = {state.block_max[lane], state.block_sum[lane]};
+  if (lane < ClusterBlocks) s = {state.blocks[lane].max, state.blocks[lane].sum};
   if constexpr (ClusterBlocks > 1) s = warp_merge_tempered(s, c);
   if (lane == 0) {
     state.row_max = s.max;
