@@ -105,6 +105,7 @@ std::int64_t resident_slice(const TopkProblem& problem, int cluster, int pack) {
 /// Clusters of more than 8 blocks take one GPC each: an H100 runs 7 of them at once (measured
 /// with cuOccupancyMaxActiveClusters for 10 to 16 blocks of 1024 threads; 15 of 8 blocks).
 constexpr int kWidestClustersAtOnce = 7;
+/// The most blocks of a cluster that two can share a GPC.
 constexpr int kMostBlocksTwoAGpc = 8;
 
 /// The threads of the resident kernel's widest block.
