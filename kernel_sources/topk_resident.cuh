@@ -35,12 +35,13 @@
 namespace kjit {
 
 /// A cluster barrier split in two: every block arrives where it is built and waits at the first
-/// wait(); later calls do nothing. In a block alone, a block barrier where it is built.
+/// wait(); later calls do nothing. In a block alone, a block barrier where it is built. It
+/// orders only each block's setup of its own shared memory before the others write into it.
 template <int ClusterBlocks>
 class StartBarrier {
  public:
   __device__ StartBarrier() {
-    if constexpr (ClusterBlocks > 1) cluster_arrive();
+    if constexpr (ClusterBlocks > 1) cluster_arrive_own_writes();
     else __syncthreads();
   }
   __device__ void wait() {
