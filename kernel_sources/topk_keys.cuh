@@ -10,12 +10,12 @@ typedef unsigned long long TopkKey;
 
 /// The float's bits mapped so that unsigned order is float order; every NaN becomes one value
 /// above +inf (torch.topk ranks NaN first too), and -0 becomes +0 (they are equal, so the column
-/// decides).
+/// decides). Adding +0 does both at once: -0 + 0 is +0, and the GPU's float arithmetic returns
+/// its one canonical NaN (0x7fffffff) for any NaN operand, whatever its sign or payload. Three
+/// instructions where tests and selects took eight, for every value of a row.
 __device__ __forceinline__ unsigned ordered_bits(float x) {
-  unsigned bits = __float_as_uint(x);
-  if (x != x) bits = 0x7fc00000u;
-  if (x == 0.0f) bits = 0u;
-  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+  const unsigned bits = __float_as_uint(__fadd_rn(x, 0.0f));
+  return bits ^ (static_cast<unsigned>(static_cast<int>(bits) >> 31) | 0x80000000u);
 }
 
 __device__ __forceinline__ float float_of_ordered(unsigned ordered) {

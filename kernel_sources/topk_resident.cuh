@@ -62,6 +62,9 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
   check_topk_shape<In, KBucket, Pack, Threads, ClusterBlocks>();
   static_assert(Packs * Pack <= 32, "topk_resident: at most 32 values a thread");
   constexpr int kSliceCols = topk_slice_cols<Cols, ClusterBlocks, Pack>();
+  // The columns of the cluster's shortest slice (its last block's, or any other's).
+  constexpr int kLastSliceCols = Cols - (ClusterBlocks - 1) * kSliceCols;
+  constexpr int kSureCols = kLastSliceCols < kSliceCols ? kLastSliceCols : kSliceCols;
   static_assert(Threads * Packs * Pack >= kSliceCols, "topk_resident: the slice must fit");
   // The cluster's candidates (at most kLimit), then this block's staged ones: a power of two
   // of them at most, as the bitonic sort of a large share needs.
@@ -111,10 +114,10 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
     if (rank == 0) write_unused_slots<Idx, Threads>(params, row, k_row);
     if (k_row == 0) continue;  // the same for every block of the cluster
 
-    const TemperedStats mine =
-        load_slice<In>(static_cast<const In*>(params.logits) + row * params.row_stride, c, slice);
-    unsigned block_top = 0;
-    const TemperedStats stats = block_stats(slice, mine, c, state, block_top);
+    unsigned thread_top = 0, block_top = 0;
+    const TemperedStats mine = load_slice<kSureCols, In>(
+        static_cast<const In*>(params.logits) + row * params.row_stride, c, slice, thread_top);
+    const TemperedStats stats = block_stats<Threads>(mine, thread_top, c, state, block_top);
     count_window(slice, block_top >> 24, state.window_counts);
     __syncthreads();
     start.wait();
@@ -137,6 +140,10 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
                                                       state.sort);
       publish_list<ClusterBlocks>(state.lists, rank, at, m);
     }
+    // Block 0's sort of many candidates is told the row's largest key, which the blocks'
+    // summaries brought: the barrier below orders its set-up.
+    const bool sorts_in_block0 = in_block0 && !by_count;
+    if (rank == 0 && sorts_in_block0) prepare_window_sort<Threads>(state.sort);
     // The candidates are where they are placed, and every read of another block's shared
     // memory for this row is done (the mass's aside): the others may go on to the next row.
     row_barrier<ClusterBlocks>();
@@ -148,7 +155,8 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
       if (by_count) {
         place_and_write_few<Idx, Threads>(params, row, k_row, candidates, selected, state);
       } else {
-        sort_keys_descending<Threads>(candidates, selected, staged, state.sort, k_row);
+        sort_keys_descending<Threads>(candidates, selected, staged, state.sort, k_row,
+                                      state.row_top >> 16);
         for (int i = threadIdx.x; i < k_row; i += Threads)
           write_slot<Idx>(params, row, i, candidates[i], state.row_max, state.row_sum);
       }
@@ -162,7 +170,8 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
     if (by_count) {
       place_by_count<Threads>(candidates, selected, first, placed, places);
     } else if (in_block0) {
-      sort_keys_descending<Threads>(candidates, selected, staged, state.sort, k_row);
+      sort_keys_descending<Threads>(candidates, selected, staged, state.sort, k_row,
+                                    state.row_top >> 16);
       for (int i = threadIdx.x; i < selected; i += Threads) places[i] = i;
       __syncthreads();
     } else {

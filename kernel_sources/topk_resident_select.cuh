@@ -50,13 +50,14 @@ __device__ __forceinline__ void count_digits(const ResidentSlice<Pack, Threads, 
 template <int Pack, int Threads, int Packs>
 __device__ __forceinline__ void count_window(const ResidentSlice<Pack, Threads, Packs>& s,
                                              unsigned block_top, unsigned* histogram) {
-  const unsigned low = (block_top > 0 ? block_top - 1 : 0) << 24;
+  // At least 1: bits 0 (no element) then fail the one compare.
+  const unsigned low = block_top > 1 ? (block_top - 1) << 24 : 1u;
 #pragma unroll
   for (int u = 0; u < Packs; ++u)
 #pragma unroll
     for (int i = 0; i < Pack; ++i) {
       const unsigned bits = s.ordered[u][i];
-      if (bits != 0 && bits >= low) atomicAdd(&histogram[(bits >> 16) % kWindowBins], 1u);
+      if (bits >= low) atomicAdd(&histogram[(bits >> 16) % kWindowBins], 1u);
     }
 }
 

@@ -75,6 +75,7 @@ struct ResidentState {
   ClusterInbox window_inbox;    ///< where the summaries and the first round's counts land
   float row_max;                ///< the row's statistics
   float row_sum;
+  unsigned row_top;             ///< and its largest order-preserving bits
   float warp_max[32];
   float warp_sum[32];
   unsigned warp_top[32];
@@ -83,20 +84,29 @@ struct ResidentState {
   SelectScratch sort;           ///< sorting a block's share of many candidates
 };
 
-/// Loads this thread's share of the row into `s` and returns its statistics; NaN in the sum if
-/// any value is NaN, so that it poisons the row.
-template <typename In, int Pack, int Threads, int Packs>
+/// Loads this thread's share of the row into `s` and returns its statistics, and its largest
+/// order-preserving bits in `top` (0 if it has no element); NaN in the sum if any value is NaN,
+/// so that it poisons the row. The max is read off the largest bits, which order NaN above
+/// every number: one compare a value serves both. Every block's slice holds at least
+/// `SureCols` columns, so the packs below that need no test against the slice's end.
+template <int SureCols, typename In, int Pack, int Threads, int Packs>
 __device__ __forceinline__ TemperedStats load_slice(const In* row, float c,
-                                                    ResidentSlice<Pack, Threads, Packs>& s) {
+                                                    ResidentSlice<Pack, Threads, Packs>& s,
+                                                    unsigned& top) {
   float values[Packs][Pack];
+  top = 0;
 #pragma unroll
-  for (int u = 0; u < Packs; ++u)
-    load_pack<In, Pack>(row, s.col(u, 0), s.end, neg_inf(), values[u]);
-  float max = values[0][0];
+  for (int u = 0; u < Packs; ++u) {
+    const bool whole = (u + 1) * Threads * Pack <= SureCols;  // known once unrolled
+    const int col = s.col(u, 0), in_slice = whole ? Pack : s.end - col;
+    load_pack<In, Pack>(row, col, col + in_slice, neg_inf(), values[u]);
 #pragma unroll
-  for (int u = 0; u < Packs; ++u)
-#pragma unroll
-    for (int i = 0; i < Pack; ++i) max = max_propagate_nan(max, values[u][i]);
+    for (int i = 0; i < Pack; ++i) {
+      s.ordered[u][i] = i < in_slice ? ordered_bits(values[u][i]) : 0u;
+      top = s.ordered[u][i] > top ? s.ordered[u][i] : top;
+    }
+  }
+  const float max = top == 0 ? neg_inf() : float_of_ordered(top);
   float sum = 0.0f;
   if (max != neg_inf()) {
 #pragma unroll
@@ -104,27 +114,17 @@ __device__ __forceinline__ TemperedStats load_slice(const In* row, float c,
 #pragma unroll
       for (int i = 0; i < Pack; ++i) sum += fast_exp2((values[u][i] - max) * c);
   }
-#pragma unroll
-  for (int u = 0; u < Packs; ++u)
-#pragma unroll
-    for (int i = 0; i < Pack; ++i)
-      s.ordered[u][i] = s.col(u, i) < s.end ? ordered_bits(values[u][i]) : 0u;
   return {max, sum};
 }
 
 /// The block's statistics (in warp 0, which pushes them) and the largest of its
 /// order-preserving bits (0 if it has no element; in every thread), with one block barrier. The
 /// bits are exact where the statistics' max is not: a merge of maxima drops NaN.
-template <int Pack, int Threads, int Packs>
-__device__ __forceinline__ TemperedStats block_stats(const ResidentSlice<Pack, Threads, Packs>& s,
-                                                     TemperedStats mine, float c,
-                                                     ResidentState& state, unsigned& block_top) {
-  unsigned top = 0;
-#pragma unroll
-  for (int u = 0; u < Packs; ++u)
-#pragma unroll
-    for (int i = 0; i < Pack; ++i) top = s.ordered[u][i] > top ? s.ordered[u][i] : top;
-  top = __reduce_max_sync(0xffffffffu, top);
+template <int Threads>
+__device__ __forceinline__ TemperedStats block_stats(TemperedStats mine, unsigned thread_top,
+                                                     float c, ResidentState& state,
+                                                     unsigned& block_top) {
+  const unsigned top = __reduce_max_sync(0xffffffffu, thread_top);
   mine = warp_merge_tempered(mine, c);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) {
@@ -159,17 +159,20 @@ __device__ __forceinline__ void send_block_summary(TemperedStats stats, unsigned
   }
 }
 
-/// Merges the blocks' statistics into state.row_max and state.row_sum (one warp; seen by the
-/// block after its next barrier). Call once every block's summary has landed.
+/// Merges the blocks' statistics into state.row_max, state.row_sum and state.row_top (one warp;
+/// seen by the block after its next barrier). Call once every block's summary has landed.
 template <int ClusterBlocks>
 __device__ __forceinline__ void read_row_stats(float c, ResidentState& state) {
   const unsigned lane = threadIdx.x % 32;
   TemperedStats s = TemperedStats::empty();
   if (lane < ClusterBlocks) s = {state.blocks[lane].max, state.blocks[lane].sum};
   if constexpr (ClusterBlocks > 1) s = warp_merge_tempered(s, c);
+  const unsigned top =
+      __reduce_max_sync(0xffffffffu, lane < ClusterBlocks ? state.blocks[lane].top : 0u);
   if (lane == 0) {
     state.row_max = s.max;
     state.row_sum = s.sum;
+    state.row_top = top;
   }
 }
 

@@ -61,22 +61,42 @@ __device__ __forceinline__ void window_places(SelectScratch& s, int bins) {
   if (lane == 0 && fullest > static_cast<unsigned>(s.fullest)) s.fullest = static_cast<int>(fullest);
 }
 
+/// For window_sort_descending: no largest key given, the sort finds it.
+constexpr unsigned kTop16Unknown = 0xffffffffu;
+
+/// Readies `s` for a window_sort_descending told the keys' largest top 16 bits, so that a caller
+/// who knows them saves the sort a block-wide max and its barrier (~0.5 us of one row's sort of
+/// ~1,000 keys in block 0 on the H100). Call with the whole block before a barrier that comes
+/// before the sort.
+template <int Threads>
+__device__ __forceinline__ void prepare_window_sort(SelectScratch& s) {
+  for (int b = threadIdx.x; b < kKeyWindowBins; b += Threads) s.window[b] = 0;
+  if (threadIdx.x == 0) {
+    s.fullest = 0;
+    s.deepest = 0;
+  }
+}
+
 /// Sorts keys[0, n) (distinct, none 0) descending in place, with spare[0, n) as scratch, as far
 /// as places [0, wanted): the bins that start at or past it are left in no particular order
 /// (each key's place within its bin, a count over the bin, was half a gathered list's sort at
-/// k = 1024, where ~2 k keys are gathered for k places).
+/// k = 1024, where ~2 k keys are gathered for k places). `top16` is the largest key's top 16
+/// bits, where the caller knows them and has called prepare_window_sort, else kTop16Unknown.
 /// Returns false, with the keys untouched, when a key lies below the window of the largest or a
 /// bin holds more than kMostKeysInWindowBin keys (a row of equal values, say): the caller sorts
 /// another way. Call with the whole block after a barrier that follows the last write to the
 /// keys; ends with a barrier.
 template <int Threads>
 __device__ bool window_sort_descending(TopkKey* keys, int n, int wanted, TopkKey* spare,
-                                       SelectScratch& s) {
-  if (threadIdx.x == 0) {
-    s.fullest = 0;
-    s.deepest = 0;
+                                       SelectScratch& s, unsigned top16) {
+  if (top16 == kTop16Unknown) {
+    if (threadIdx.x == 0) {
+      s.fullest = 0;
+      s.deepest = 0;
+    }
+    top16 = largest_top16<Threads>(keys, n, s);
   }
-  const unsigned top = largest_top16<Threads>(keys, n, s);
+  const unsigned top = top16;
   const unsigned lowest = window_lowest(top);
   unsigned deepest = 0;
   for (int i = threadIdx.x; i < n; i += Threads) {
@@ -122,10 +142,12 @@ __device__ bool window_sort_descending(TopkKey* keys, int n, int wanted, TopkKey
 /// their top bits where `spare` (room for n keys, or null) is given and the bits allow, else
 /// bitonically, padding the keys with zeros to the next power of two of n (room the caller
 /// provides). Call with the whole block after a barrier that follows the last write to the keys.
+/// `top16` as for window_sort_descending.
 template <int Threads>
 __device__ void sort_keys_descending(TopkKey* keys, int n, TopkKey* spare, SelectScratch& s,
-                                     int wanted) {
-  if (spare != nullptr && window_sort_descending<Threads>(keys, n, wanted, spare, s)) return;
+                                     int wanted, unsigned top16 = kTop16Unknown) {
+  if (spare != nullptr && window_sort_descending<Threads>(keys, n, wanted, spare, s, top16))
+    return;
   int size = 1;
   while (size < n) size *= 2;
   for (int i = n + static_cast<int>(threadIdx.x); i < size; i += Threads) keys[i] = 0;
