@@ -114,16 +114,17 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
     if (rank == 0) write_unused_slots<Idx, Threads>(params, row, k_row);
     if (k_row == 0) continue;  // the same for every block of the cluster
 
-    unsigned thread_top = 0, block_top = 0;
+    unsigned thread_top = 0;
     const TemperedStats mine = load_slice<kSureCols, In>(
         static_cast<const In*>(params.logits) + row * params.row_stride, c, slice, thread_top);
-    const TemperedStats stats = block_stats<Threads>(mine, thread_top, c, state, block_top);
+    const unsigned block_top = block_top_bits<Threads>(thread_top, state);
     count_window(slice, block_top >> 24, state.window_counts);
+    push_warp_stats(mine, c, state);
     __syncthreads();
     start.wait();
     int selected = 0;
     const TopkKey threshold = cluster_radix_select<Pack, Threads, Packs, ClusterBlocks>(
-        slice, k_row, kLimit, c, stats, block_top, rank, state, parity, inbox_phase, selected);
+        slice, k_row, kLimit, c, block_top, rank, state, parity, inbox_phase, selected);
     // Few candidates go unsorted to every block, each block counting its keys' places among
     // them, or where they are fewer still, only to block 0, which places and writes them all.
     // More are sorted a block's list at a time and placed by binary search, or at k bucket

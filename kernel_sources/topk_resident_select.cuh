@@ -242,19 +242,22 @@ __device__ __forceinline__ void exchange_window(TemperedStats stats, unsigned bl
 /// the latter, once its warps have read them in round r - 1, before it arrives. The window's
 /// totals are zeroed once read, before the row's last cluster barrier, after which the others
 /// may send the next row's.
-/// Call after count_window (`stats` and `block_top` are the block's, from block_stats) and a
-/// block barrier, once every block of the cluster has started.
+/// Call after count_window (`block_top` is the block's, from block_top_bits), push_warp_stats
+/// and a block barrier, once every block of the cluster has started.
 template <int Pack, int Threads, int Packs, int ClusterBlocks>
 __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs>& slice,
-                                        int need, int limit, float c, TemperedStats stats,
-                                        unsigned block_top, unsigned rank, ResidentState& state,
+                                        int need, int limit, float c, unsigned block_top, unsigned rank, ResidentState& state,
                                         int& parity, unsigned& inbox_phase, int& selected) {
+  static_assert(Threads >= 64, "cluster_radix_select: warps 0 and 1 work side by side");
   if (threadIdx.x < 32) {
     const unsigned floor = window_floor(state.window_counts, block_top, need);
     if (threadIdx.x == 0) state.floor_bits = floor;
+  } else if (threadIdx.x < 64) {
+    const TemperedStats own = merge_warp_stats<Threads>(c, state);
+    if (threadIdx.x == 32) state.own_stats = own;
   }
   __syncthreads();
-  exchange_window<Threads, ClusterBlocks>(stats, block_top, state.floor_bits, rank, state,
+  exchange_window<Threads, ClusterBlocks>(state.own_stats, block_top, state.floor_bits, rank, state,
                                           inbox_phase);
   // One warp chooses while another merges the statistics: every warp choosing for itself kept
   // the SM's issue slots busy for longer than a block barrier takes.

@@ -73,6 +73,7 @@ struct ResidentState {
   unsigned floor_bits;          ///< this row's window_floor, then its block_floor_bits
   BlockSummary blocks[16];      ///< every block's summary, each sent by its block
   ClusterInbox window_inbox;    ///< where the summaries and the first round's counts land
+  TemperedStats own_stats;      ///< this block's statistics (merge_warp_stats)
   float row_max;                ///< the row's statistics
   float row_sum;
   unsigned row_top;             ///< and its largest order-preserving bits
@@ -117,29 +118,42 @@ __device__ __forceinline__ TemperedStats load_slice(const In* row, float c,
   return {max, sum};
 }
 
-/// The block's statistics (in warp 0, which pushes them) and the largest of its
-/// order-preserving bits (0 if it has no element; in every thread), with one block barrier. The
-/// bits are exact where the statistics' max is not: a merge of maxima drops NaN.
+/// The block's largest order-preserving bits (0 if it has no element; in every thread), with one
+/// block barrier. They are exact where the statistics' max is not: a merge of maxima drops NaN.
+/// The statistics wait: each warp pushes its own after counting its window (push_warp_stats),
+/// and one warp merges them while another chooses the block's floor (merge_warp_stats), off
+/// the way to the exchange that needs them, where warp 0 merging the warps' before the count
+/// kept the block waiting at its next barrier.
 template <int Threads>
-__device__ __forceinline__ TemperedStats block_stats(TemperedStats mine, unsigned thread_top,
-                                                     float c, ResidentState& state,
-                                                     unsigned& block_top) {
+__device__ __forceinline__ unsigned block_top_bits(unsigned thread_top, ResidentState& state) {
   const unsigned top = __reduce_max_sync(0xffffffffu, thread_top);
-  mine = warp_merge_tempered(mine, c);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) {
-    state.warp_max[warp] = mine.max;
-    state.warp_sum[warp] = mine.sum;
-    state.warp_top[warp] = top;
-  }
+  const int lane = threadIdx.x % 32;
+  if (lane == 0) state.warp_top[threadIdx.x / 32] = top;
   __syncthreads();
   constexpr int kWarps = Threads / 32;
-  const bool listed = lane < kWarps;
-  block_top = __reduce_max_sync(0xffffffffu, listed ? state.warp_top[lane] : 0u);
-  if (warp != 0) return TemperedStats::empty();
-  const TemperedStats merged = listed ? TemperedStats{state.warp_max[lane], state.warp_sum[lane]}
-                                      : TemperedStats::empty();
-  return warp_merge_tempered(merged, c);
+  return __reduce_max_sync(0xffffffffu, lane < kWarps ? state.warp_top[lane] : 0u);
+}
+
+/// Each warp's statistics into shared memory, seen by the block after its next barrier.
+__device__ __forceinline__ void push_warp_stats(TemperedStats mine, float c,
+                                                ResidentState& state) {
+  mine = warp_merge_tempered(mine, c);
+  if (threadIdx.x % 32 == 0) {
+    state.warp_max[threadIdx.x / 32] = mine.max;
+    state.warp_sum[threadIdx.x / 32] = mine.sum;
+  }
+}
+
+/// The block's statistics from its warps' (one warp, in every lane), after the barrier that
+/// follows push_warp_stats.
+template <int Threads>
+__device__ __forceinline__ TemperedStats merge_warp_stats(float c, const ResidentState& state) {
+  constexpr int kWarps = Threads / 32;
+  const int lane = threadIdx.x % 32;
+  const TemperedStats pushed = lane < kWarps
+                                   ? TemperedStats{state.warp_max[lane], state.warp_sum[lane]}
+                                   : TemperedStats::empty();
+  return warp_merge_tempered(pushed, c);
 }
 
 /// Sends this block's statistics and largest bits to every block of the cluster (threads below

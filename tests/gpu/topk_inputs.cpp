@@ -2,6 +2,7 @@
 #include "topk_inputs.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "support/numeric_host.h"
@@ -10,6 +11,15 @@ namespace kjit::test {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A quiet NaN with its sign bit set whose payload survives the cast to float (fp32 bits
+// 0xffc12345); the 16-bit formats keep its sign.
+double negative_nan_with_payload() {
+  const std::uint64_t bits = 0xfff0000000000000ull | (0x412345ull << 29);
+  double value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
 
 std::uint64_t splitmix64(std::uint64_t& state) {
   std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -49,6 +59,8 @@ class RowGenerator {
       case TopkRowKind::kNegInfRuns: return run_of_neg_inf_or_normal();
       case TopkRowKind::kFewFinite: return is_special(col, 3) ? normal(state_) : -kInf;
       case TopkRowKind::kOneNaN: return col == special_[0] ? std::nan("") : normal(state_);
+      case TopkRowKind::kOneNegativeNaN:
+        return col == special_[0] ? negative_nan_with_payload() : normal(state_);
       case TopkRowKind::kOnePosInf: return col == special_[0] ? kInf : normal(state_);
       case TopkRowKind::kAllNegInf: return -kInf;
       case TopkRowKind::kDescending: return 4.0 - 8.0 * static_cast<double>(col) / cols_;
@@ -111,6 +123,7 @@ const char* to_string(TopkRowKind kind) {
     case TopkRowKind::kNegInfRuns: return "runs of -inf";
     case TopkRowKind::kFewFinite: return "few finite among -inf";
     case TopkRowKind::kOneNaN: return "one NaN";
+    case TopkRowKind::kOneNegativeNaN: return "one -NaN with a payload";
     case TopkRowKind::kOnePosInf: return "one +inf";
     case TopkRowKind::kAllNegInf: return "all -inf";
     case TopkRowKind::kDescending: return "descending";
@@ -124,7 +137,7 @@ const std::vector<TopkRowKind>& all_topk_row_kinds() {
       TopkRowKind::kNormal,      TopkRowKind::kNormal10,   TopkRowKind::kNormal1000, TopkRowKind::kAllEqual,
       TopkRowKind::kFewIntegers, TopkRowKind::kSignedZeros, TopkRowKind::kHuge,      TopkRowKind::kNegInfRuns,
       TopkRowKind::kFewFinite,   TopkRowKind::kOneNaN,     TopkRowKind::kOnePosInf,  TopkRowKind::kAllNegInf,
-      TopkRowKind::kDescending,  TopkRowKind::kHotStart,
+      TopkRowKind::kDescending,  TopkRowKind::kHotStart,    TopkRowKind::kOneNegativeNaN,
   };
   return kinds;
 }

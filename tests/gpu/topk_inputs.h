@@ -23,6 +23,8 @@ enum class TopkRowKind : int {
   kNegInfRuns,    ///< N(0, 1) broken by runs of -inf
   kFewFinite,     ///< -inf but for up to three finite entries: the top k runs into -inf
   kOneNaN,        ///< N(0, 1) with one NaN: NaN probabilities, the NaN ranked first
+  kOneNegativeNaN,  ///< the same with the NaN's sign bit set and a payload in fp32: a kernel that
+                    ///< orders raw bits ranks it below -inf
   kOnePosInf,     ///< N(0, 1) with one +inf: NaN probabilities, the +inf ranked first
   kAllNegInf,     ///< only -inf: NaN probabilities, indices in order
   kDescending,    ///< values falling along the row: the row's best all lie at its start
