@@ -246,8 +246,9 @@ __device__ __forceinline__ void exchange_window(TemperedStats stats, unsigned bl
 /// and a block barrier, once every block of the cluster has started.
 template <int Pack, int Threads, int Packs, int ClusterBlocks>
 __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs>& slice,
-                                        int need, int limit, float c, unsigned block_top, unsigned rank, ResidentState& state,
-                                        int& parity, unsigned& inbox_phase, int& selected) {
+                                        int need, int limit, float c, unsigned block_top,
+                                        unsigned rank, ResidentState& state, int& parity,
+                                        unsigned& inbox_phase, int& selected) {
   static_assert(Threads >= 64, "cluster_radix_select: warps 0 and 1 work side by side");
   if (threadIdx.x < 32) {
     const unsigned floor = window_floor(state.window_counts, block_top, need);
@@ -257,8 +258,8 @@ __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs
     if (threadIdx.x == 32) state.own_stats = own;
   }
   __syncthreads();
-  exchange_window<Threads, ClusterBlocks>(state.own_stats, block_top, state.floor_bits, rank, state,
-                                          inbox_phase);
+  exchange_window<Threads, ClusterBlocks>(state.own_stats, block_top, state.floor_bits, rank,
+                                          state, inbox_phase);
   // One warp chooses while another merges the statistics: every warp choosing for itself kept
   // the SM's issue slots busy for longer than a block barrier takes.
   const unsigned warp = threadIdx.x / 32;
