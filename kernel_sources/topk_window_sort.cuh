@@ -80,7 +80,7 @@ __device__ __forceinline__ void prepare_window_sort(SelectScratch& s) {
 /// Sorts keys[0, n) (distinct, none 0) descending in place, with spare[0, n) as scratch, as far
 /// as places [0, wanted): the bins that start at or past it are left in no particular order
 /// (each key's place within its bin, a count over the bin, was half a gathered list's sort at
-/// k = 1024, where ~2 k keys are gathered for k places). `top16` is the largest key's top 16
+/// k = 1024, where ~2 k keys are gathered for k places). `top` is the largest key's top 16
 /// bits, where the caller knows them and has called prepare_window_sort, else kTop16Unknown.
 /// Returns false, with the keys untouched, when a key lies below the window of the largest or a
 /// bin holds more than kMostKeysInWindowBin keys (a row of equal values, say): the caller sorts
@@ -88,15 +88,14 @@ __device__ __forceinline__ void prepare_window_sort(SelectScratch& s) {
 /// keys; ends with a barrier.
 template <int Threads>
 __device__ bool window_sort_descending(TopkKey* keys, int n, int wanted, TopkKey* spare,
-                                       SelectScratch& s, unsigned top16) {
-  if (top16 == kTop16Unknown) {
+                                       SelectScratch& s, unsigned top) {
+  if (top == kTop16Unknown) {
     if (threadIdx.x == 0) {
       s.fullest = 0;
       s.deepest = 0;
     }
-    top16 = largest_top16<Threads>(keys, n, s);
+    top = largest_top16<Threads>(keys, n, s);
   }
-  const unsigned top = top16;
   const unsigned lowest = window_lowest(top);
   unsigned deepest = 0;
   for (int i = threadIdx.x; i < n; i += Threads) {
@@ -142,11 +141,11 @@ __device__ bool window_sort_descending(TopkKey* keys, int n, int wanted, TopkKey
 /// their top bits where `spare` (room for n keys, or null) is given and the bits allow, else
 /// bitonically, padding the keys with zeros to the next power of two of n (room the caller
 /// provides). Call with the whole block after a barrier that follows the last write to the keys.
-/// `top16` as for window_sort_descending.
+/// `top` as for window_sort_descending.
 template <int Threads>
 __device__ void sort_keys_descending(TopkKey* keys, int n, TopkKey* spare, SelectScratch& s,
-                                     int wanted, unsigned top16 = kTop16Unknown) {
-  if (spare != nullptr && window_sort_descending<Threads>(keys, n, wanted, spare, s, top16))
+                                     int wanted, unsigned top = kTop16Unknown) {
+  if (spare != nullptr && window_sort_descending<Threads>(keys, n, wanted, spare, s, top))
     return;
   int size = 1;
   while (size < n) size *= 2;
