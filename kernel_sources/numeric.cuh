@@ -15,6 +15,13 @@ struct Io {
   typedef Out out;
 };
 
+/// The bits below the top 16 of a value widened to float that values of T can set: 16 for a
+/// float, 3 for a half (10 bits of mantissa where the top 16 hold 7), none for a bfloat16.
+template <typename T> __host__ __device__ constexpr int low_float_bits();
+template <> __host__ __device__ constexpr int low_float_bits<float>() { return 16; }
+template <> __host__ __device__ constexpr int low_float_bits<f16>() { return 3; }
+template <> __host__ __device__ constexpr int low_float_bits<bf16>() { return 0; }
+
 __device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(f16 x) {
   float f;

@@ -81,6 +81,8 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
   // got cheaper (one row of 128256: 13.1 against 14.1; of 151936: 14.5 against 15.2), but not
   // at k = 256 (8 rows of 50257: 11.6 against 11.2).
   constexpr bool kSortsInBlock0 = KBucket >= 1024;
+  // Bits below the top 16 that block 0's sort may bin by (bfloat16 values have none).
+  constexpr int kFinerBinBits = low_float_bits<In>() < 8 ? low_float_bits<In>() : 8;
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   TopkKey* const candidates = reinterpret_cast<TopkKey*>(dynamic_smem);
   TopkKey* const staged = candidates + kLimit;
@@ -142,7 +144,8 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
       publish_list<ClusterBlocks>(state.lists, rank, at, m);
     }
     // Block 0's sort of many candidates is told the row's largest key, which the blocks'
-    // summaries brought: the barrier below orders its set-up.
+    // summaries brought (the barrier below orders its set-up), and the threshold, below which
+    // no candidate lies: its bins are then finer than the top 16 bits.
     const bool sorts_in_block0 = in_block0 && !by_count;
     if (rank == 0 && sorts_in_block0) prepare_window_sort<Threads>(state.sort);
     // The candidates are where they are placed, and every read of another block's shared
@@ -156,8 +159,9 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
       if (by_count) {
         place_and_write_few<Idx, Threads>(params, row, k_row, candidates, selected, state);
       } else {
-        sort_keys_descending<Threads>(candidates, selected, staged, state.sort, k_row,
-                                      state.row_top >> 16);
+        sort_keys_descending<Threads, kFinerBinBits>(candidates, selected, staged, state.sort,
+                                                     k_row, state.row_top,
+                                                     static_cast<unsigned>(threshold >> 32));
         for (int i = threadIdx.x; i < k_row; i += Threads)
           write_slot<Idx>(params, row, i, candidates[i], state.row_max, state.row_sum);
       }
@@ -171,8 +175,9 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
     if (by_count) {
       place_by_count<Threads>(candidates, selected, first, placed, places);
     } else if (in_block0) {
-      sort_keys_descending<Threads>(candidates, selected, staged, state.sort, k_row,
-                                    state.row_top >> 16);
+      sort_keys_descending<Threads, kFinerBinBits>(candidates, selected, staged, state.sort,
+                                                   k_row, state.row_top,
+                                                   static_cast<unsigned>(threshold >> 32));
       for (int i = threadIdx.x; i < selected; i += Threads) places[i] = i;
       __syncthreads();
     } else {

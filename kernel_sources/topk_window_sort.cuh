@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // A block-wide sort of up to a few thousand distinct TopkKeys in shared memory, descending, by
-// their top 16 bits: the winners of a row lie within a few binary orders of magnitude of its
-// largest value, so one count over the select's window of bins, a scan and a scatter put
-// nearly every key in place, and each key's place within its bin is the count of the bin's
-// keys above it. Four block barriers where a bitonic sort of 1024 keys takes fifteen.
+// their top 16 bits or more: the winners of a row lie within a few binary orders of magnitude
+// of its largest value, so one count over a window of bins, a scan and a scatter put nearly
+// every key in place, and each key's place within its bin is the count of the bin's keys above
+// it. Four block barriers where a bitonic sort of 1024 keys takes fifteen. A caller that bounds
+// the keys from below gets bins as fine as a window of kMostFineBins allows.
 #pragma once
 
 #include "topk_select.cuh"
@@ -61,10 +62,30 @@ __device__ __forceinline__ void window_places(SelectScratch& s, int bins) {
   if (lane == 0 && fullest > static_cast<unsigned>(s.fullest)) s.fullest = static_cast<int>(fullest);
 }
 
-/// For window_sort_descending: no largest key given, the sort finds it.
-constexpr unsigned kTop16Unknown = 0xffffffffu;
+/// For window_sort_descending: no largest key given, the sort finds it. (A row whose largest
+/// value is NaN has these value bits too: its sort finds them, which is only slower.)
+constexpr unsigned kTopBitsUnknown = 0xffffffffu;
 
-/// Readies `s` for a window_sort_descending told the keys' largest top 16 bits, so that a caller
+/// The most bins that window_sort_descending spreads keys over when it knows both ends of their
+/// range, bins below the top 16 bits included: ~1,000 keys of a row of 50257 at k = 1024 span
+/// ~136 bins of 16 bits, up to ~40 keys a bin; over 272 bins of 17 bits, the count of each key's
+/// place within its bin halves, and that sort took 0.35 us less in block 0 on the H100 (one row
+/// at k = 1024, 10.2 -> 9.85 us, kernel alone, inputs not in L2). Windows of 1024 bins (18 bits
+/// there) were no faster: one warp scans the places 256 bins at a time.
+constexpr unsigned kMostFineBins = 512;
+
+/// The bits below the top 16 that window_sort_descending's bins also take, where every key's
+/// value bits (key >> 32) lie in [floor, top]: the most, up to MostExtra, that keep those bins
+/// under kMostFineBins.
+template <int MostExtra>
+__device__ __forceinline__ int extra_bin_bits(unsigned top, unsigned floor) {
+  int extra = 0;
+  while (extra < MostExtra && (top >> (15 - extra)) - (floor >> (15 - extra)) < kMostFineBins)
+    ++extra;
+  return extra;
+}
+
+/// Readies `s` for a window_sort_descending told the keys' largest value bits, so that a caller
 /// who knows them saves the sort a block-wide max and its barrier (~0.5 us of one row's sort of
 /// ~1,000 keys in block 0 on the H100). Call with the whole block before a barrier that comes
 /// before the sort.
@@ -80,49 +101,62 @@ __device__ __forceinline__ void prepare_window_sort(SelectScratch& s) {
 /// Sorts keys[0, n) (distinct, none 0) descending in place, with spare[0, n) as scratch, as far
 /// as places [0, wanted): the bins that start at or past it are left in no particular order
 /// (each key's place within its bin, a count over the bin, was half a gathered list's sort at
-/// k = 1024, where ~2 k keys are gathered for k places). `top` is the largest key's top 16
-/// bits, where the caller knows them and has called prepare_window_sort, else kTop16Unknown.
+/// k = 1024, where ~2 k keys are gathered for k places). `top` is the largest key's value bits
+/// (key >> 32), where the caller knows them and has called prepare_window_sort, else
+/// kTopBitsUnknown; `floor` is at or below every key's value bits (0 says nothing). Bins are the
+/// top 16 bits, and up to MostExtra bits finer where top and floor are both known and close
+/// (extra_bin_bits): more bits than the keys' values set (low_float_bits) only add bins.
 /// Returns false, with the keys untouched, when a key lies below the window of the largest or a
 /// bin holds more than kMostKeysInWindowBin keys (a row of equal values, say): the caller sorts
 /// another way. Call with the whole block after a barrier that follows the last write to the
 /// keys; ends with a barrier.
-template <int Threads>
+template <int Threads, int MostExtra>
 __device__ bool window_sort_descending(TopkKey* keys, int n, int wanted, TopkKey* spare,
-                                       SelectScratch& s, unsigned top) {
-  if (top == kTop16Unknown) {
+                                       SelectScratch& s, unsigned top, unsigned floor) {
+  int extra = 0;
+  if (top == kTopBitsUnknown) {
     if (threadIdx.x == 0) {
       s.fullest = 0;
       s.deepest = 0;
     }
-    top = largest_top16<Threads>(keys, n, s);
+    top = largest_top16<Threads>(keys, n, s) << 16;  // its lower bits unknown: 16-bit bins
+  } else {
+    extra = extra_bin_bits<MostExtra>(top, floor);
   }
-  const unsigned lowest = window_lowest(top);
+  const int shift = 48 - extra;  // a key's bin bits are key >> shift
+  const unsigned top_bin = top >> (16 - extra), floor_bin = floor >> (16 - extra);
+  // Where the floor bounds the bins to the window, the deepest bin is known: no block-wide max.
+  const bool bounded = extra > 0 || top_bin - floor_bin < kKeyWindowBins;
+  const unsigned lowest = bounded ? floor_bin : window_lowest(top_bin);
   unsigned deepest = 0;
   for (int i = threadIdx.x; i < n; i += Threads) {
-    const unsigned bits = static_cast<unsigned>(keys[i] >> 48);
+    const unsigned bits = static_cast<unsigned>(keys[i] >> shift);
     if (bits >= lowest) {
-      atomicAdd(&s.window[top - bits], 1u);
-      deepest = top - bits > deepest ? top - bits : deepest;
+      atomicAdd(&s.window[top_bin - bits], 1u);
+      deepest = top_bin - bits > deepest ? top_bin - bits : deepest;
     } else {
       s.fullest = kMostKeysInWindowBin + 1;  // below the window: sort another way
     }
   }
-  deepest = __reduce_max_sync(0xffffffffu, deepest);
-  if (threadIdx.x % 32 == 0) atomicMax(&s.deepest, deepest);
+  if (!bounded) {
+    deepest = __reduce_max_sync(0xffffffffu, deepest);
+    if (threadIdx.x % 32 == 0) atomicMax(&s.deepest, deepest);
+  }
   __syncthreads();
-  if (threadIdx.x < 32) window_places(s, static_cast<int>(s.deepest) + 1);
+  if (threadIdx.x < 32)
+    window_places(s, static_cast<int>(bounded ? top_bin - floor_bin : s.deepest) + 1);
   __syncthreads();
   if (s.fullest > kMostKeysInWindowBin) return false;  // the same in every thread
   // Each key into its bin's range, in no particular order; the bins' first places become
   // their ends.
   for (int i = threadIdx.x; i < n; i += Threads) {
     const TopkKey key = keys[i];
-    spare[atomicAdd(&s.window[top - static_cast<unsigned>(key >> 48)], 1u)] = key;
+    spare[atomicAdd(&s.window[top_bin - static_cast<unsigned>(key >> shift)], 1u)] = key;
   }
   __syncthreads();
   for (int i = threadIdx.x; i < n; i += Threads) {
     const TopkKey key = spare[i];
-    const unsigned bin = top - static_cast<unsigned>(key >> 48);
+    const unsigned bin = top_bin - static_cast<unsigned>(key >> shift);
     const int first = bin == 0 ? 0 : static_cast<int>(s.window[bin - 1]);
     if (first >= wanted) {
       keys[i] = key;  // the bin's keys stay in its range
@@ -141,11 +175,13 @@ __device__ bool window_sort_descending(TopkKey* keys, int n, int wanted, TopkKey
 /// their top bits where `spare` (room for n keys, or null) is given and the bits allow, else
 /// bitonically, padding the keys with zeros to the next power of two of n (room the caller
 /// provides). Call with the whole block after a barrier that follows the last write to the keys.
-/// `top` as for window_sort_descending.
-template <int Threads>
+/// `top`, `floor` and MostExtra as for window_sort_descending.
+template <int Threads, int MostExtra = 0>
 __device__ void sort_keys_descending(TopkKey* keys, int n, TopkKey* spare, SelectScratch& s,
-                                     int wanted, unsigned top = kTop16Unknown) {
-  if (spare != nullptr && window_sort_descending<Threads>(keys, n, wanted, spare, s, top))
+                                     int wanted, unsigned top = kTopBitsUnknown,
+                                     unsigned floor = 0) {
+  if (spare != nullptr &&
+      window_sort_descending<Threads, MostExtra>(keys, n, wanted, spare, s, top, floor))
     return;
   int size = 1;
   while (size < n) size *= 2;
