@@ -124,7 +124,7 @@ __device__ __forceinline__ int stage_candidates(const ResidentSlice<Pack, Thread
   // test is chosen once for the step: chosen value by value, its branches made the count of
   // kept values take ~0.6 us at 16 values a thread, and a warp whose lane held a candidate
   // wait ~0.7 us more for that lane's copies (H100, eight rows of 128256 at k = 50, traced);
-  // chosen once, that row took 10.19 -> 9.97 us and one row of 50257 6.55 -> 6.36 (kernel
+  // chosen once, those rows took 10.19 -> 9.97 us and one row of 50257 6.55 -> 6.36 (kernel
   // alone, inputs not in L2), though the eight-row kernel spills ~90 bytes with both copies.
   if (static_cast<unsigned>(threshold) == 0u) {  // the same in every thread
     const unsigned threshold_bits = static_cast<unsigned>(threshold >> 32);
