@@ -28,6 +28,13 @@ __device__ __forceinline__ TopkKey make_key(float x, int col) {
   return (static_cast<TopkKey>(ordered_bits(x)) << 32) | static_cast<unsigned>(~col);
 }
 
+/// The low bits of a key that differ between the columns [0, cols): above them, ~col is all ones.
+__host__ __device__ constexpr int key_column_bits(int cols) {
+  int bits = 0;
+  while (bits < 31 && (1 << bits) < cols) ++bits;
+  return bits;
+}
+
 __device__ __forceinline__ float key_value(TopkKey key) {
   return float_of_ordered(static_cast<unsigned>(key >> 32));
 }

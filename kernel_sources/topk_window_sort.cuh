@@ -74,15 +74,50 @@ constexpr unsigned kTopBitsUnknown = 0xffffffffu;
 /// there) were no faster: one warp scans the places 256 bins at a time.
 constexpr unsigned kMostFineBins = 512;
 
-/// The bits below the top 16 that window_sort_descending's bins also take, where every key's
-/// value bits (key >> 32) lie in [floor, top]: the most, up to MostExtra, that keep those bins
-/// under kMostFineBins.
-template <int MostExtra>
-__device__ __forceinline__ int extra_bin_bits(unsigned top, unsigned floor) {
+/// Which bits of a key window_sort_descending bins by: the top 16 of its value and
+/// `value_extra` more, then the top `col_extra` of the ColBits low bits that hold its column
+/// (~col, so larger for a smaller column). Past the bits its values can set, a key's order is
+/// its column's: bins split by column bits hold fewer keys of equal value, which is where a
+/// bfloat16 row's sort spent its time (~50 equal values a bin at 128256 columns, k = 1024).
+template <int ColBits>
+struct KeyBins {
+  static_assert(ColBits >= 0 && ColBits < 32, "KeyBins: a column's bits are fewer than 32");
+  int value_shift = 48;  // 48 - value_extra
+  int col_extra = 0;
+  int col_shift = ColBits;  // ColBits - col_extra: no column bits
+
+  __device__ __forceinline__ unsigned of(TopkKey key) const {
+    const unsigned value_bins = static_cast<unsigned>(key >> value_shift);
+    if constexpr (ColBits == 0) return value_bins;
+    constexpr unsigned kColMask = (1u << ColBits) - 1u;
+    return (value_bins << col_extra) | ((static_cast<unsigned>(key) & kColMask) >> col_shift);
+  }
+  /// The bin of the largest key whose value bits are `top`.
+  __device__ __forceinline__ unsigned of_top(unsigned top) const {
+    return (top >> (value_shift - 32)) << col_extra | ((1u << col_extra) - 1u);
+  }
+  /// The bin of the smallest key whose value bits are `floor`.
+  __device__ __forceinline__ unsigned of_floor(unsigned floor) const {
+    return (floor >> (value_shift - 32)) << col_extra;
+  }
+};
+
+/// The finest bins that keep keys whose value bits (key >> 32) lie in [floor, top] within
+/// kMostFineBins: up to MostExtra value bits below the top 16, then, where those are all a
+/// value can set, up to ColBits column bits.
+template <int MostExtra, int ColBits>
+__device__ __forceinline__ KeyBins<ColBits> finest_bins(unsigned top, unsigned floor) {
   int extra = 0;
   while (extra < MostExtra && (top >> (15 - extra)) - (floor >> (15 - extra)) < kMostFineBins)
     ++extra;
-  return extra;
+  KeyBins<ColBits> bins;
+  bins.value_shift = 48 - extra;
+  if (extra < MostExtra) return bins;
+  const unsigned spanned = (top >> (16 - extra)) - (floor >> (16 - extra)) + 1;
+  while (bins.col_extra < ColBits && (spanned << (bins.col_extra + 1)) <= kMostFineBins)
+    ++bins.col_extra;
+  bins.col_shift = ColBits - bins.col_extra;
+  return bins;
 }
 
 /// Readies `s` for a window_sort_descending told the keys' largest value bits, so that a caller
@@ -104,33 +139,36 @@ __device__ __forceinline__ void prepare_window_sort(SelectScratch& s) {
 /// k = 1024, where ~2 k keys are gathered for k places). `top` is the largest key's value bits
 /// (key >> 32), where the caller knows them and has called prepare_window_sort, else
 /// kTopBitsUnknown; `floor` is at or below every key's value bits (0 says nothing). Bins are the
-/// top 16 bits, and up to MostExtra bits finer where top and floor are both known and close
-/// (extra_bin_bits): more bits than the keys' values set (low_float_bits) only add bins.
+/// top 16 bits, and finer where top and floor are both known and close (finest_bins): up to
+/// MostExtra value bits, as many as the keys' values set (low_float_bits), then up to ColBits
+/// column bits, the bits that hold every column below the row's width (0: none).
 /// Returns false, with the keys untouched, when a key lies below the window of the largest or a
 /// bin holds more than kMostKeysInWindowBin keys (a row of equal values, say): the caller sorts
 /// another way. Call with the whole block after a barrier that follows the last write to the
 /// keys; ends with a barrier.
-template <int Threads, int MostExtra>
+template <int Threads, int MostExtra, int ColBits>
 __device__ bool window_sort_descending(TopkKey* keys, int n, int wanted, TopkKey* spare,
                                        SelectScratch& s, unsigned top, unsigned floor) {
-  int extra = 0;
+  KeyBins<ColBits> bins;
+  unsigned top_bin, floor_bin;
   if (top == kTopBitsUnknown) {
     if (threadIdx.x == 0) {
       s.fullest = 0;
       s.deepest = 0;
     }
-    top = largest_top16<Threads>(keys, n, s) << 16;  // its lower bits unknown: 16-bit bins
+    top_bin = largest_top16<Threads>(keys, n, s);  // its lower bits unknown: 16-bit bins
+    floor_bin = floor >> 16;
   } else {
-    extra = extra_bin_bits<MostExtra>(top, floor);
+    bins = finest_bins<MostExtra, ColBits>(top, floor);
+    top_bin = bins.of_top(top);
+    floor_bin = bins.of_floor(floor);
   }
-  const int shift = 48 - extra;  // a key's bin bits are key >> shift
-  const unsigned top_bin = top >> (16 - extra), floor_bin = floor >> (16 - extra);
   // Where the floor bounds the bins to the window, the deepest bin is known: no block-wide max.
-  const bool bounded = extra > 0 || top_bin - floor_bin < kKeyWindowBins;
+  const bool bounded = top_bin - floor_bin < kKeyWindowBins;
   const unsigned lowest = bounded ? floor_bin : window_lowest(top_bin);
   unsigned deepest = 0;
   for (int i = threadIdx.x; i < n; i += Threads) {
-    const unsigned bits = static_cast<unsigned>(keys[i] >> shift);
+    const unsigned bits = bins.of(keys[i]);
     if (bits >= lowest) {
       atomicAdd(&s.window[top_bin - bits], 1u);
       deepest = top_bin - bits > deepest ? top_bin - bits : deepest;
@@ -151,12 +189,12 @@ __device__ bool window_sort_descending(TopkKey* keys, int n, int wanted, TopkKey
   // their ends.
   for (int i = threadIdx.x; i < n; i += Threads) {
     const TopkKey key = keys[i];
-    spare[atomicAdd(&s.window[top_bin - static_cast<unsigned>(key >> shift)], 1u)] = key;
+    spare[atomicAdd(&s.window[top_bin - bins.of(key)], 1u)] = key;
   }
   __syncthreads();
   for (int i = threadIdx.x; i < n; i += Threads) {
     const TopkKey key = spare[i];
-    const unsigned bin = top_bin - static_cast<unsigned>(key >> shift);
+    const unsigned bin = top_bin - bins.of(key);
     const int first = bin == 0 ? 0 : static_cast<int>(s.window[bin - 1]);
     if (first >= wanted) {
       keys[i] = key;  // the bin's keys stay in its range
@@ -175,13 +213,13 @@ __device__ bool window_sort_descending(TopkKey* keys, int n, int wanted, TopkKey
 /// their top bits where `spare` (room for n keys, or null) is given and the bits allow, else
 /// bitonically, padding the keys with zeros to the next power of two of n (room the caller
 /// provides). Call with the whole block after a barrier that follows the last write to the keys.
-/// `top`, `floor` and MostExtra as for window_sort_descending.
-template <int Threads, int MostExtra = 0>
+/// `top`, `floor`, MostExtra and ColBits as for window_sort_descending.
+template <int Threads, int MostExtra = 0, int ColBits = 0>
 __device__ void sort_keys_descending(TopkKey* keys, int n, TopkKey* spare, SelectScratch& s,
                                      int wanted, unsigned top = kTopBitsUnknown,
                                      unsigned floor = 0) {
   if (spare != nullptr &&
-      window_sort_descending<Threads, MostExtra>(keys, n, wanted, spare, s, top, floor))
+      window_sort_descending<Threads, MostExtra, ColBits>(keys, n, wanted, spare, s, top, floor))
     return;
   int size = 1;
   while (size < n) size *= 2;
