@@ -21,22 +21,25 @@ constexpr int kMostKeysInWindowBin = 256;
 
 /// Warp 0 turns the counts of the window's first `bins` bins into each bin's first place, bins
 /// from the largest key's down (window index top - bits ascending), and records the fullest
-/// bin's count. 256 bins a step, eight consecutive ones a lane in two 16-byte loads, and one
-/// scan of the lanes' totals: a row's winners fill a few hundred bins of the 1024, one or two
-/// steps, where 32 bins a step (one a lane, a scan each) made a chain of several scans. With
-/// block 0 writing straight from its sort, one row of 32000 at k = 1024 went from 12.4 to
-/// 11.5 us on the H100. Steps past the last filled bin are skipped. The loads and the scan
+/// bin's count. 512 bins a step, sixteen consecutive ones a lane in four 16-byte loads, and one
+/// scan of the lanes' totals: a row's winners fill a few hundred bins of the 1024, one step
+/// (kMostFineBins), where 32 bins a step (one a lane, a scan each) made a chain of several
+/// scans, and 256 a step two (one row of 32000 at k = 1024, H100, kernel alone, inputs not in
+/// L2: 9.13 -> 8.92 us). Steps past the last filled bin are skipped. The loads and the scan
 /// repeat load_lane_span<8, true> (whose suffix sums give the prefix as the step's total less a
 /// lane's): written that way, the grid's k = 1024 cells ran ~0.15 us slower on the H100.
 __device__ __forceinline__ void window_places(SelectScratch& s, int bins) {
+  constexpr int kLaneBins = 16;
   const unsigned lane = threadIdx.x % 32;
   unsigned before = 0, fullest = 0;  // keys in the bins of the steps before
-  for (int first = 0; first < bins; first += 256) {
-    FourBins* const quads = reinterpret_cast<FourBins*>(s.window + first + lane * 8);
-    FourBins counts[2] = {quads[0], quads[1]};
+  for (int first = 0; first < bins; first += 32 * kLaneBins) {
+    FourBins* const quads = reinterpret_cast<FourBins*>(s.window + first + lane * kLaneBins);
+    FourBins counts[kLaneBins / 4];
+#pragma unroll
+    for (int q = 0; q < kLaneBins / 4; ++q) counts[q] = quads[q];
     unsigned lane_total = 0;
 #pragma unroll
-    for (int b = 0; b < 8; ++b) {
+    for (int b = 0; b < kLaneBins; ++b) {
       const unsigned count = counts[b / 4].bin[b % 4];
       lane_total += count;
       fullest = count > fullest ? count : fullest;
@@ -49,22 +52,18 @@ __device__ __forceinline__ void window_places(SelectScratch& s, int bins) {
     }
     unsigned place = before + through - lane_total;
 #pragma unroll
-    for (int b = 0; b < 8; ++b) {
+    for (int b = 0; b < kLaneBins; ++b) {
       const unsigned count = counts[b / 4].bin[b % 4];
       counts[b / 4].bin[b % 4] = place;
       place += count;
     }
-    quads[0] = counts[0];
-    quads[1] = counts[1];
+#pragma unroll
+    for (int q = 0; q < kLaneBins / 4; ++q) quads[q] = counts[q];
     before += __shfl_sync(0xffffffffu, through, 31);
   }
   fullest = __reduce_max_sync(0xffffffffu, fullest);
   if (lane == 0 && fullest > static_cast<unsigned>(s.fullest)) s.fullest = static_cast<int>(fullest);
 }
-
-/// For window_sort_descending: no largest key given, the sort finds it. (A row whose largest
-/// value is NaN has these value bits too: its sort finds them, which is only slower.)
-constexpr unsigned kTopBitsUnknown = 0xffffffffu;
 
 /// The most bins that window_sort_descending spreads keys over when it knows both ends of their
 /// range, bins below the top 16 bits included: ~1,000 keys of a row of 50257 at k = 1024 span
@@ -120,10 +119,31 @@ __device__ __forceinline__ KeyBins<ColBits> finest_bins(unsigned top, unsigned f
   return bins;
 }
 
-/// Readies `s` for a window_sort_descending told the keys' largest value bits, so that a caller
-/// who knows them saves the sort a block-wide max and its barrier (~0.5 us of one row's sort of
-/// ~1,000 keys in block 0 on the H100). Call with the whole block before a barrier that comes
-/// before the sort.
+/// Where window_sort_descending's keys lie and the bins it sorts them by, worked out by a caller
+/// who knows the keys' range ahead of the sort (key_window), where it would otherwise wait at a
+/// barrier.
+template <int ColBits>
+struct KeyWindow {
+  KeyBins<ColBits> bins;
+  unsigned top_bin;    ///< the largest key's bin
+  unsigned floor_bin;  ///< at or below every key's bin
+};
+
+/// The window of keys whose value bits (key >> 32) lie in [floor, top], binned as finely as
+/// finest_bins allows.
+template <int MostExtra, int ColBits>
+__device__ __forceinline__ KeyWindow<ColBits> key_window(unsigned top, unsigned floor) {
+  KeyWindow<ColBits> window;
+  window.bins = finest_bins<MostExtra, ColBits>(top, floor);
+  window.top_bin = window.bins.of_top(top);
+  window.floor_bin = window.bins.of_floor(floor);
+  return window;
+}
+
+/// Readies `s` for a window_sort_descending told its keys' window, so that a caller who knows
+/// it saves the sort a block-wide max and its barrier (~0.5 us of one row's sort of ~1,000 keys
+/// in block 0 on the H100). Call with the whole block before a barrier that comes before the
+/// sort.
 template <int Threads>
 __device__ __forceinline__ void prepare_window_sort(SelectScratch& s) {
   for (int b = threadIdx.x; b < kKeyWindowBins; b += Threads) s.window[b] = 0;
@@ -136,32 +156,28 @@ __device__ __forceinline__ void prepare_window_sort(SelectScratch& s) {
 /// Sorts keys[0, n) (distinct, none 0) descending in place, with spare[0, n) as scratch, as far
 /// as places [0, wanted): the bins that start at or past it are left in no particular order
 /// (each key's place within its bin, a count over the bin, was half a gathered list's sort at
-/// k = 1024, where ~2 k keys are gathered for k places). `top` is the largest key's value bits
-/// (key >> 32), where the caller knows them and has called prepare_window_sort, else
-/// kTopBitsUnknown; `floor` is at or below every key's value bits (0 says nothing). Bins are the
-/// top 16 bits, and finer where top and floor are both known and close (finest_bins): up to
-/// MostExtra value bits, as many as the keys' values set (low_float_bits), then up to ColBits
-/// column bits, the bits that hold every column below the row's width (0: none).
-/// Returns false, with the keys untouched, when a key lies below the window of the largest or a
-/// bin holds more than kMostKeysInWindowBin keys (a row of equal values, say): the caller sorts
-/// another way. Call with the whole block after a barrier that follows the last write to the
-/// keys; ends with a barrier.
-template <int Threads, int MostExtra, int ColBits>
+/// k = 1024, where ~2 k keys are gathered for k places). `known` is the keys' window where the
+/// caller knows it (key_window; it has then called prepare_window_sort), else null: the sort
+/// finds the largest key and bins by the top 16 bits. Returns false, with the keys untouched,
+/// when a key lies below the window of the largest or a bin holds more than
+/// kMostKeysInWindowBin keys (a row of equal values, say): the caller sorts another way. Call
+/// with the whole block after a barrier that follows the last write to the keys; ends with a
+/// barrier.
+template <int Threads, int ColBits>
 __device__ bool window_sort_descending(TopkKey* keys, int n, int wanted, TopkKey* spare,
-                                       SelectScratch& s, unsigned top, unsigned floor) {
+                                       SelectScratch& s, const KeyWindow<ColBits>* known) {
   KeyBins<ColBits> bins;
-  unsigned top_bin, floor_bin;
-  if (top == kTopBitsUnknown) {
+  unsigned top_bin = 0, floor_bin = 0;
+  if (known == nullptr) {
     if (threadIdx.x == 0) {
       s.fullest = 0;
       s.deepest = 0;
     }
-    top_bin = largest_top16<Threads>(keys, n, s);  // its lower bits unknown: 16-bit bins
-    floor_bin = floor >> 16;
+    top_bin = largest_top16<Threads>(keys, n, s);
   } else {
-    bins = finest_bins<MostExtra, ColBits>(top, floor);
-    top_bin = bins.of_top(top);
-    floor_bin = bins.of_floor(floor);
+    bins = known->bins;
+    top_bin = known->top_bin;
+    floor_bin = known->floor_bin;
   }
   // Where the floor bounds the bins to the window, the deepest bin is known: no block-wide max.
   const bool bounded = top_bin - floor_bin < kKeyWindowBins;
@@ -202,6 +218,9 @@ __device__ bool window_sort_descending(TopkKey* keys, int n, int wanted, TopkKey
     }
     const int end = static_cast<int>(s.window[bin]);
     int above = 0;
+    // Four loads in flight at a time (one row of 50257 at k = 1024, H100, kernel alone, inputs
+    // not in L2: 9.83 -> 9.63 us; eight at a time, 9.65).
+#pragma unroll 4
     for (int j = first; j < end; ++j) above += spare[j] > key ? 1 : 0;
     keys[first + above] = key;
   }
@@ -213,13 +232,12 @@ __device__ bool window_sort_descending(TopkKey* keys, int n, int wanted, TopkKey
 /// their top bits where `spare` (room for n keys, or null) is given and the bits allow, else
 /// bitonically, padding the keys with zeros to the next power of two of n (room the caller
 /// provides). Call with the whole block after a barrier that follows the last write to the keys.
-/// `top`, `floor`, MostExtra and ColBits as for window_sort_descending.
-template <int Threads, int MostExtra = 0, int ColBits = 0>
+/// `known` as for window_sort_descending.
+template <int Threads, int ColBits = 0>
 __device__ void sort_keys_descending(TopkKey* keys, int n, TopkKey* spare, SelectScratch& s,
-                                     int wanted, unsigned top = kTopBitsUnknown,
-                                     unsigned floor = 0) {
+                                     int wanted, const KeyWindow<ColBits>* known = nullptr) {
   if (spare != nullptr &&
-      window_sort_descending<Threads, MostExtra, ColBits>(keys, n, wanted, spare, s, top, floor))
+      window_sort_descending<Threads, ColBits>(keys, n, wanted, spare, s, known))
     return;
   int size = 1;
   while (size < n) size *= 2;

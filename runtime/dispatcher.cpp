@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/dispatcher.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <mutex>
 
 #include "kjit/error.hpp"
@@ -184,8 +186,12 @@ void Dispatcher::run_topk(const TopkArgs& args, CUstream stream, const TopkConfi
   if (forced == nullptr && settings_.tune == TuneMode::kFirstUse && !capturing(stream))
     tune_first_use_topk(state, args, problem, stream);
   auto launchable = resolve_topk(state, problem, forced);
-  TopkParams params = topk_params_of(args);
-  launchable->launch_blocks(&params, topk_grid(launchable->shape, problem.rows), stream);
+  const std::int64_t per_launch = topk_rows_per_launch(launchable->shape);
+  for (std::int64_t first = 0; first < problem.rows; first += per_launch) {
+    const std::int64_t count = std::min(per_launch, problem.rows - first);
+    TopkParams params = topk_params_of(topk_rows(args, first, count));
+    launchable->launch_blocks(&params, topk_grid(launchable->shape, count), stream);
+  }
 }
 
 KernelReport Dispatcher::explain_topk(const TopkArgs& args, const TopkConfig* forced) {

@@ -348,9 +348,12 @@ LaunchShape topk_launch_shape(const TopkProblem& problem, const TopkConfig& conf
   return shape;
 }
 
+std::int64_t topk_rows_per_launch(const LaunchShape& shape) noexcept {
+  return 0x7fffffff / shape.cluster;
+}
+
 unsigned topk_grid(const LaunchShape& shape, std::int64_t rows) noexcept {
-  const std::int64_t max_rows = 0x7fffffff / shape.cluster;
-  return static_cast<unsigned>(std::min(rows, max_rows) * shape.cluster);
+  return static_cast<unsigned>(std::min(rows, topk_rows_per_launch(shape)) * shape.cluster);
 }
 
 }  // namespace kjit

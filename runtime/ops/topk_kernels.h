@@ -32,8 +32,11 @@ KernelSpec topk_kernel_spec(const TopkProblem& problem, const TopkConfig& config
 /// Block size, cluster and dynamic shared memory of a config (grid: see topk_grid).
 LaunchShape topk_launch_shape(const TopkProblem& problem, const TopkConfig& config);
 
-/// Blocks to launch for `rows` rows: one cluster per row, capped at the grid limit (the
-/// kernel's clusters loop over the rest).
+/// The most rows one launch takes: a cluster a row, within a grid of 2^31 - 1 blocks. The
+/// resident kernel takes exactly one row a cluster; the host splits larger calls (topk_rows).
+std::int64_t topk_rows_per_launch(const LaunchShape& shape) noexcept;
+
+/// Blocks to launch for `rows` rows, at most topk_rows_per_launch: one cluster per row.
 unsigned topk_grid(const LaunchShape& shape, std::int64_t rows) noexcept;
 
 }  // namespace kjit

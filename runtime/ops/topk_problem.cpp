@@ -104,6 +104,17 @@ TopkProblem validate_topk(const TopkArgs& args) {
   return problem;
 }
 
+TopkArgs topk_rows(const TopkArgs& args, std::int64_t first, std::int64_t count) noexcept {
+  TopkArgs part = args;
+  part.rows = count;
+  part.logits = static_cast<const char*>(args.logits) +
+                first * args.row_stride * size_of(args.in_dtype);
+  part.probs_out = args.probs_out + first * args.k;
+  part.idx_out = static_cast<char*>(args.idx_out) + first * args.k * size_of(args.idx_dtype);
+  if (args.k_per_row != nullptr) part.k_per_row = args.k_per_row + first;
+  return part;
+}
+
 int topk_bucket(int k) noexcept {
   int bucket = 32;
   while (bucket < k) bucket *= 2;

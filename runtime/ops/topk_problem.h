@@ -24,6 +24,11 @@ struct TopkProblem {
 /// Error(kErrorInvalidArgument). rows == 0 is valid (the call is a no-op).
 TopkProblem validate_topk(const TopkArgs& args);
 
+/// Rows [first, first + count) of a valid call as a call of their own: the logits advanced by
+/// `first` rows of row_stride elements, the outputs by `first` rows of k slots, k_per_row (if
+/// given) by `first` values.
+TopkArgs topk_rows(const TopkArgs& args, std::int64_t first, std::int64_t count) noexcept;
+
 /// The kernels' K bucket: the next power of two >= k, at least 32.
 int topk_bucket(int k) noexcept;
 

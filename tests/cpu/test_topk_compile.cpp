@@ -195,3 +195,14 @@ TEST_CASE("top-K configs follow the validity rules") {
   CHECK(why_not_topk(unaligned, h100, {4, 256, 4, 1, kStream}).find("alignment") != std::string::npos);
   CHECK(why_not_topk(unaligned, h100, choose_topk_config(unaligned, h100)).empty());
 }
+
+TEST_CASE("top-K grids give every row a cluster, a launch at most 2^31 - 1 blocks") {
+  LaunchShape shape;
+  shape.cluster = 16;
+  CHECK(topk_rows_per_launch(shape) == 0x7fffffff / 16);
+  CHECK(topk_grid(shape, 3) == 3u * 16);
+  CHECK(topk_grid(shape, topk_rows_per_launch(shape)) <= 0x7fffffffu);
+  shape.cluster = 1;
+  CHECK(topk_rows_per_launch(shape) == 0x7fffffff);
+  CHECK(topk_grid(shape, 300) == 300u);
+}

@@ -304,3 +304,26 @@ TEST_CASE("a call's class plans for its K bucket's and rows bucket's tops") {
   problem.rows = 1;
   CHECK(planned_topk(problem).rows == 1);
 }
+
+TEST_CASE("a call split by rows advances every pointer by whole rows") {
+  TopkArgs args = valid_args();
+  args.rows = 10;
+  args.in_dtype = DType::kBF16;
+  args.idx_dtype = DType::kI32;
+  args.k_per_row = kRowK;
+  const TopkArgs part = topk_rows(args, 3, 4);
+  CHECK(part.rows == 4);
+  CHECK(static_cast<const char*>(part.logits) - static_cast<const char*>(args.logits) ==
+        3 * args.row_stride * 2);
+  CHECK(part.probs_out - args.probs_out == 3 * args.k);
+  CHECK(static_cast<char*>(part.idx_out) - static_cast<char*>(args.idx_out) == 3 * args.k * 4);
+  CHECK(part.k_per_row - args.k_per_row == 3);
+  CHECK(part.cols == args.cols);
+  CHECK(part.k == args.k);
+  CHECK(part.row_stride == args.row_stride);
+  args.k_per_row = nullptr;
+  args.idx_dtype = DType::kI64;
+  CHECK(topk_rows(args, 5, 1).k_per_row == nullptr);  // no per-row k stays none
+  CHECK(static_cast<char*>(topk_rows(args, 5, 1).idx_out) - static_cast<char*>(args.idx_out) ==
+        5 * args.k * 8);
+}
