@@ -25,9 +25,10 @@ constexpr int kMostKeysInWindowBin = 256;
 /// scan of the lanes' totals: a row's winners fill a few hundred bins of the 1024, one step
 /// (kMostFineBins), where 32 bins a step (one a lane, a scan each) made a chain of several
 /// scans, and 256 a step two (one row of 32000 at k = 1024, H100, kernel alone, inputs not in
-/// L2: 9.13 -> 8.92 us). Steps past the last filled bin are skipped. The loads and the scan
-/// repeat load_lane_span<8, true> (whose suffix sums give the prefix as the step's total less a
-/// lane's): written that way, the grid's k = 1024 cells ran ~0.15 us slower on the H100.
+/// L2: 9.13 -> 8.92 us). Steps past the last filled bin are skipped. The loads and the scan are
+/// load_lane_span's wide ones at twice its eight bins a lane; written through load_lane_span
+/// (whose suffix sums give the prefix as the step's total less a lane's), the grid's k = 1024
+/// cells ran ~0.15 us slower on the H100.
 __device__ __forceinline__ void window_places(SelectScratch& s, int bins) {
   constexpr int kLaneBins = 16;
   const unsigned lane = threadIdx.x % 32;

@@ -353,7 +353,7 @@ std::int64_t topk_rows_per_launch(const LaunchShape& shape) noexcept {
 }
 
 unsigned topk_grid(const LaunchShape& shape, std::int64_t rows) noexcept {
-  return static_cast<unsigned>(std::min(rows, topk_rows_per_launch(shape)) * shape.cluster);
+  return static_cast<unsigned>(rows * shape.cluster);
 }
 
 }  // namespace kjit
