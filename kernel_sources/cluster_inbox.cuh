@@ -59,6 +59,16 @@ __device__ __forceinline__ void send_16_bytes(const T* array, int index, unsigne
         "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
 }
 
+/// Stores 8 bytes at array[index] of block `rank` (8-byte aligned), completing them on that
+/// block's inbox.
+__device__ __forceinline__ void send_8_bytes(const float2* array, int index, unsigned rank, float2 v,
+                                             const ClusterInbox& inbox) {
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%2, %3}, [%1];"
+      ::"r"(cluster_element(array, rank, index)), "r"(cluster_address(&inbox.state, rank)),
+        "f"(v.x), "f"(v.y) : "memory");
+}
+
 /// Adds `v` to array[index] of block `rank`, completing 4 bytes on that block's inbox.
 __device__ __forceinline__ void send_add_u32(const unsigned* array, int index, unsigned rank,
                                              unsigned v, const ClusterInbox& inbox) {

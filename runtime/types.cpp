@@ -60,6 +60,7 @@ const char* to_string(Algorithm algorithm) noexcept {
     case Algorithm::kCluster: return "cluster";
     case Algorithm::kClusterSmem: return "cluster_smem";
     case Algorithm::kStream: return "stream";
+    case Algorithm::kRing: return "ring";
   }
   return "unknown";
 }
@@ -67,11 +68,12 @@ const char* to_string(Algorithm algorithm) noexcept {
 Algorithm parse_algorithm(const std::string& text) {
   for (Algorithm algorithm : {Algorithm::kAuto, Algorithm::kWarp, Algorithm::kBlockRegs,
                               Algorithm::kBlockSmem, Algorithm::kBlockOnline, Algorithm::kCluster,
-                              Algorithm::kClusterSmem, Algorithm::kStream})
+                              Algorithm::kClusterSmem, Algorithm::kStream, Algorithm::kRing})
     if (text == to_string(algorithm)) return algorithm;
   throw Error(Status::kErrorInvalidArgument,
               "algorithm '" + text +
-                  "' is not one of auto, warp, block_regs, block_smem, block_online, cluster, cluster_smem, stream");
+                  "' is not one of auto, warp, block_regs, block_smem, block_online, cluster, cluster_smem, "
+                  "stream, ring");
 }
 
 const char* to_string(TopkAlgorithm algorithm) noexcept {

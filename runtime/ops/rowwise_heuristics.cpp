@@ -37,6 +37,10 @@ constexpr int kStreamThreads = 512;
 // a cluster with a slice of at least kOnlineMinSliceBytes.
 constexpr std::int64_t kOnlineMinRowBytes = 32 * 1024;
 constexpr std::int64_t kOnlineMinSliceBytes = 16 * 1024;
+// Ring kernel: 512 consumer threads, slices of at most two 32 KB chunks (64 bf16 or 32 fp32
+// values a thread; fp32 slices of four chunks spilled and ran slower on the H100).
+constexpr int kRingThreads = 512;
+constexpr std::int64_t kRingMaxSliceBytes = 2 * kRingChunkBytes;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -82,6 +86,12 @@ int block_threads_for(const RowwiseProblem& p, std::int64_t values, int pack, in
   return threads;
 }
 
+/// The ring kernel over the fewest blocks per row whose slices fit two chunks.
+KernelConfig ring_config(const RowwiseProblem& p) {
+  const int cluster = smallest_cluster(p.cols * size_of(p.in_dtype), kRingMaxSliceBytes);
+  return {Algorithm::kRing, 16 / size_of(p.in_dtype), kRingThreads, kRingThreads, cluster};
+}
+
 /// block_online over `cluster` blocks per row: 1024 threads for 1 or 2 blocks, 256 for more
 /// (measured best on the H100 at 64x262144 and 512x65536).
 KernelConfig online_config(int pack, int cluster) {
@@ -89,20 +99,28 @@ KernelConfig online_config(int pack, int cluster) {
   return {Algorithm::kBlockOnline, pack, threads, threads, cluster};
 }
 
-/// Rows too wide for one block's registers, on sm_90 (measured on the H100 at 512x65536 and
-/// 64x262144, us for softmax unless named):
-///  - 16-bit rows: two passes, the second read from L2, a block per row or a cluster when rows
-///    are few (57 and 33, against 66 and 48 streamed);
-///  - fp32 rows, while they are few: two passes over clusters of 8 (58 against 67 at 64 rows);
+/// Rows too wide for one block's registers, on sm_90 (measured on the H100 at 512x65536,
+/// 64x262144 and 64x128256, us for softmax unless named):
+///  - 16-bit rows, more than twice as many as SMs: the ring kernel (bf16 512x65536: 49.1
+///    against 54.2 read twice);
+///  - fewer 16-bit rows: two passes, the second read from L2, a block per row or a cluster
+///    (33, against 48 streamed; the ring kernel ties at 64x262144 and 64x128256);
+///  - fp32 rows, while they are few: the ring kernel (64x262144 over clusters of 16: 47.7
+///    against 58.9 read twice; 64x128256 over clusters of 8: 26.1 against 33.6), else two
+///    passes over clusters of 8;
 ///  - more fp32 rows: slices of about 32 KB in shared memory over a cluster (softmax 99.8
-///    against 102-103 with slices in registers over 8 blocks).
+///    against 102-103 with slices in registers over 8 blocks, 103-108 for the ring kernel).
 KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int pack) {
+  const KernelConfig ring = ring_config(p);
+  const bool ring_fits = why_not_rowwise(p, d, ring).empty() && ring_shape(p, ring).chunks <= 2;
+  const bool many_rows = p.rows > 2 * std::int64_t{d.sm_count};
   if (size_of(p.in_dtype) == 2) {
+    if (many_rows && ring_fits) return ring;
     int cluster = 1;  // enough blocks for half the SMs
     while (cluster < 16 && p.rows * cluster * 2 < d.sm_count) cluster *= 2;
     return online_config(pack, cluster);
   }
-  if (p.rows <= 2 * std::int64_t{d.sm_count}) return online_config(pack, 8);
+  if (!many_rows) return ring_fits ? ring : online_config(pack, 8);
   const int cluster = std::max(2, smallest_cluster(p.cols * size_of(p.in_dtype), 32 * 1024));
   return {Algorithm::kClusterSmem, pack, 256, 256, cluster};
 }
@@ -170,7 +188,8 @@ std::string why_not_threads(const KernelConfig& c) {
   const bool grouped = c.algorithm == Algorithm::kWarp || c.algorithm == Algorithm::kStream;
   if (!grouped && c.group != c.threads) return "group must equal threads for block algorithms";
   const bool clustered = c.algorithm == Algorithm::kCluster || c.algorithm == Algorithm::kClusterSmem ||
-                         c.algorithm == Algorithm::kStream || c.algorithm == Algorithm::kBlockOnline;
+                         c.algorithm == Algorithm::kStream || c.algorithm == Algorithm::kBlockOnline ||
+                         c.algorithm == Algorithm::kRing;
   if (!clustered && c.cluster != 1) return "cluster must be 1";
   return {};
 }
@@ -189,6 +208,27 @@ std::string why_not_stream(const RowwiseProblem& p, const DeviceProps& d, const 
   const std::int64_t bytes = stream_smem_bytes(p, c);
   if (bytes + kSmemReserve > d.max_smem_per_block)
     return "stream: two stages need " + std::to_string(bytes) +
+           " bytes of shared memory; the device has " + std::to_string(d.max_smem_per_block);
+  return {};
+}
+
+std::string why_not_ring(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& c) {
+  if (d.arch < 90) return "ring: needs sm_90 or newer (bulk async copies)";
+  if (c.pack * size_of(p.in_dtype) != 16) return "ring: pack must be 16 bytes (bulk copies move 16-byte units)";
+  if (c.cluster < 1 || c.cluster > 16) return "ring: 1..16 blocks per row";
+  if (size_of(p.in_dtype) != size_of(p.out_dtype))
+    return "ring: input and output elements must have the same size (outputs take the inputs' places)";
+  if (p.max_pack * size_of(p.in_dtype) < 16)
+    return "ring: rows must start on 16-byte boundaries (pointers and strides)";
+  if (c.threads < 64 || c.threads > 512 || kRingChunkBytes / 16 % c.threads != 0)
+    return "ring: threads must be 64, 128, 256 or 512 (a chunk holds 2048 packs)";
+  const RingShape shape = ring_shape(p, c);
+  if ((c.cluster - 1) * shape.slice_cols >= p.cols)
+    return "ring: too many blocks per row for " + std::to_string(p.cols) + " columns";
+  if (shape.values_per_thread > kHardMaxValuesPerThread)
+    return "ring: more than 64 values per thread (" + std::to_string(shape.values_per_thread) + ")";
+  if (kRingSmemBytes + kSmemReserve > d.max_smem_per_block)
+    return "ring: the ring needs " + std::to_string(kRingSmemBytes) +
            " bytes of shared memory; the device has " + std::to_string(d.max_smem_per_block);
   return {};
 }
@@ -234,6 +274,7 @@ std::string why_not_algorithm(const RowwiseProblem& p, const DeviceProps& d,
         return "cluster: more than 64 values per thread";
       return {};
     case Algorithm::kStream: return why_not_stream(p, d, c);
+    case Algorithm::kRing: return why_not_ring(p, d, c);
     case Algorithm::kAuto: return "algorithm must be concrete";
   }
   return "unknown algorithm";
@@ -260,6 +301,7 @@ KernelConfig complete_rowwise_config(const RowwiseProblem& p, const DeviceProps&
     case Algorithm::kWarp: fitted = fit_warp(p, pack); break;
     case Algorithm::kCluster: fitted = fit_cluster(p, d, pack); break;
     case Algorithm::kStream: fitted = fit_stream(p, d, pack); break;
+    case Algorithm::kRing: fitted = ring_config(p); break;
     case Algorithm::kClusterSmem:
       fitted = fit_smem(p, pack, true);
       fitted.algorithm = Algorithm::kClusterSmem;
@@ -384,6 +426,16 @@ void add_stream_candidates(const RowwiseProblem& p, int pack, std::vector<Kernel
     if (c <= 16) out.push_back({Algorithm::kStream, pack, 256, 256, c});
 }
 
+/// The ring kernel over the fewest blocks per row whose slices fit two chunks, where its blocks
+/// fill at least half the SMs (one block an SM walks the rows): on the H100 twice as many blocks
+/// always measured behind (bf16 512x65536: 57.8 against 49.1 us; fp32 64x128256: 31.1 against
+/// 26.1), and a second candidate would take a shape's compiles past one round on 16 cores.
+void add_ring_candidate(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
+  const KernelConfig ring = ring_config(p);
+  if (p.cols * size_of(p.in_dtype) >= kOnlineMinRowBytes && p.rows * ring.cluster * 2 >= d.sm_count)
+    out.push_back(ring);
+}
+
 /// Rows read twice, the second time from L2: a block per row and, with no more rows than SMs,
 /// clusters of 2 and 8 (online_config; clusters of 4 never won on the H100).
 void add_online_candidates(const RowwiseProblem& p, const DeviceProps& d,
@@ -417,6 +469,7 @@ std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const Devi
     if (d.arch >= 90) add_stream_candidates(p, pack, configs);
   }
   add_online_candidates(p, d, configs);
+  if (d.arch >= 90) add_ring_candidate(p, d, configs);
   // Without clusters, a row in shared memory is the other way to hold rows too wide for one
   // block's registers (with clusters it measured far behind the cluster kernels).
   if (!fits_one_block && d.arch < 90) configs.push_back({Algorithm::kBlockSmem, p.max_pack, 512, 512, 1});

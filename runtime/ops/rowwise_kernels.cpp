@@ -49,6 +49,9 @@ KernelSpec rowwise_kernel_spec(const RowwiseProblem& p, const KernelConfig& c) {
       return {"row_stream.cuh",
               "kjit::row_stream<" +
                   join_arguments(p, {p.cols, c.pack, c.threads, c.group, c.cluster}) + ">"};
+    case Algorithm::kRing:
+      return {"row_ring.cuh",
+              "kjit::row_ring<" + join_arguments(p, {p.cols, c.threads, c.cluster}) + ">"};
     case Algorithm::kAuto: break;
   }
   throw Error(Status::kErrorInvalidConfig, "a kernel spec needs a concrete algorithm");
@@ -57,15 +60,16 @@ KernelSpec rowwise_kernel_spec(const RowwiseProblem& p, const KernelConfig& c) {
 LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConfig& config,
                                  int sm_count) {
   LaunchShape shape;
-  shape.block = config.threads;
+  shape.block = config.algorithm == Algorithm::kRing ? config.threads + kRingProducerThreads : config.threads;
   const bool grouped = config.algorithm == Algorithm::kWarp || config.algorithm == Algorithm::kStream;
   shape.rows_per_block = grouped ? config.threads / config.group : 1;
   const bool clustered = config.algorithm == Algorithm::kCluster ||
                          config.algorithm == Algorithm::kClusterSmem ||
                          config.algorithm == Algorithm::kStream ||
-                         config.algorithm == Algorithm::kBlockOnline;
+                         config.algorithm == Algorithm::kBlockOnline || config.algorithm == Algorithm::kRing;
   shape.cluster = clustered ? config.cluster : 1;
-  shape.persistent = config.algorithm == Algorithm::kStream || config.algorithm == Algorithm::kBlockOnline;
+  shape.persistent = config.algorithm == Algorithm::kStream || config.algorithm == Algorithm::kBlockOnline ||
+                     config.algorithm == Algorithm::kRing;
   // About two resident blocks per SM: enough to overlap one block's barriers with another's
   // loads. Loading the kernel replaces this with the occupancy the driver reports.
   shape.max_clusters = std::max(1, 2 * sm_count / shape.cluster);
@@ -74,6 +78,7 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
                                           size_of(problem.in_dtype));
   if (config.algorithm == Algorithm::kStream)
     shape.dynamic_smem = static_cast<int>(stream_smem_bytes(problem, config));
+  if (config.algorithm == Algorithm::kRing) shape.dynamic_smem = static_cast<int>(kRingSmemBytes);
   return shape;
 }
 
@@ -88,6 +93,20 @@ std::int64_t stream_smem_bytes(const RowwiseProblem& problem, const KernelConfig
   const std::int64_t rows_per_tile = config.group > 0 ? config.threads / config.group : 1;
   return kStages * rows_per_tile * stream_slice_cols(problem.cols, problem.in_dtype, config.cluster) *
          size_of(problem.in_dtype);
+}
+
+RingShape ring_shape(const RowwiseProblem& problem, const KernelConfig& config) noexcept {
+  // As in row_ring.cuh's RingLayout: 16-byte packs, slices rounded up to whole packs.
+  RingShape shape;
+  const std::int64_t size = size_of(problem.in_dtype);
+  const std::int64_t pack = 16 / size;
+  const int cluster = std::max(config.cluster, 1);
+  shape.slice_cols = ((problem.cols + cluster - 1) / cluster + pack - 1) / pack * pack;
+  const std::int64_t chunk_cols = kRingChunkBytes / size;
+  shape.chunks = (shape.slice_cols + chunk_cols - 1) / chunk_cols;
+  shape.values_per_thread =
+      config.threads > 0 ? shape.chunks * (kRingChunkBytes / 16 / config.threads) * pack : 0;
+  return shape;
 }
 
 std::int64_t smem_slice_cols(std::int64_t cols, int pack, int cluster) noexcept {

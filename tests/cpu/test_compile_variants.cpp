@@ -45,6 +45,7 @@ std::vector<Algorithm> algorithms_for(int arch) {
     algorithms.push_back(Algorithm::kCluster);
     algorithms.push_back(Algorithm::kClusterSmem);
     algorithms.push_back(Algorithm::kStream);
+    algorithms.push_back(Algorithm::kRing);
   }
   return algorithms;
 }
@@ -110,11 +111,12 @@ std::string check_compiled(const Variant& v) {
   // runtime reads the loaded function's attributes instead (tested on the GPU).
   if (!k.usage.found) return driver_available() ? std::string() : "no ptxas resource report for " + k.lowered_name;
   if (k.usage.registers <= 0) return "0 registers reported";
-  if (k.usage.registers * v.config.threads > 65536)
-    return std::to_string(k.usage.registers) + " registers x " + std::to_string(v.config.threads) +
-           " threads exceed the register file";
   const DeviceProps device = nominal_device(v.arch);
-  const int smem = k.usage.static_smem + rowwise_launch_shape(v.problem, v.config, device.sm_count).dynamic_smem;
+  const LaunchShape shape = rowwise_launch_shape(v.problem, v.config, device.sm_count);
+  if (k.usage.registers * shape.block > 65536)
+    return std::to_string(k.usage.registers) + " registers x " + std::to_string(shape.block) +
+           " threads exceed the register file";
+  const int smem = k.usage.static_smem + shape.dynamic_smem;
   if (smem > device.max_smem_per_block)
     return "needs " + std::to_string(smem) + " bytes of shared memory, the device has " +
            std::to_string(device.max_smem_per_block);
@@ -170,6 +172,7 @@ TEST_CASE("validity follows the documented limits at the sweep's widths") {
     if (cols <= 50257) CHECK(valid(Algorithm::kBlockRegs, cols));
     if (cols <= 50257) CHECK(valid(Algorithm::kBlockSmem, cols));
     if (cols >= 4097) CHECK(valid(Algorithm::kCluster, cols));
+    CHECK(valid(Algorithm::kRing, cols));  // up to 16 slices of 16 KB a row
   }
   CHECK_FALSE(valid(Algorithm::kWarp, 262144));
   CHECK_FALSE(valid(Algorithm::kBlockSmem, 262144));

@@ -59,8 +59,8 @@ std::string check_problem(const RowwiseProblem& p, const DeviceProps& device) {
   if (chosen.algorithm == Algorithm::kAuto) return where + "algorithm left at auto";
   if (std::string why = why_not_rowwise(p, device, chosen); !why.empty()) return where + why;
   if (chosen.pack > p.max_pack) return where + "pack above max_pack";
-  const bool sm90_only = chosen.algorithm == Algorithm::kCluster ||
-                         chosen.algorithm == Algorithm::kClusterSmem || chosen.algorithm == Algorithm::kStream;
+  const bool sm90_only = chosen.algorithm == Algorithm::kCluster || chosen.algorithm == Algorithm::kClusterSmem ||
+                         chosen.algorithm == Algorithm::kStream || chosen.algorithm == Algorithm::kRing;
   if (sm90_only && device.arch < 90) return where + "an sm_90 algorithm below sm_90";
   if (complete_rowwise_config(p, device, KernelConfig{}) != chosen)
     return where + "complete_rowwise_config(auto) differs from choose_rowwise_config";
@@ -210,6 +210,44 @@ TEST_CASE("why_not_rowwise explains invalid stream configs") {
   const RowwiseProblem wide{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 262144, 4};
   CHECK(why(wide, h100, {Algorithm::kStream, 4, 512, 512, 2}).find("shared memory") != std::string::npos);
   CHECK(why(wide, h100, {Algorithm::kStream, 4, 512, 512, 16}) == "");
+}
+
+TEST_CASE("why_not_rowwise explains invalid ring configs") {
+  const DeviceProps h100 = nominal_device(90);
+  const RowwiseProblem p{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 262144, 4};
+  CHECK(why_not_rowwise(p, h100, {Algorithm::kRing, 4, 512, 512, 16}) == "");
+  // 64K floats a block: four chunks, 64 values a thread, still valid; at 256 threads, 128.
+  CHECK(why_not_rowwise(p, h100, {Algorithm::kRing, 4, 512, 512, 4}).find("64 values") != std::string::npos);
+  CHECK(why_not_rowwise(p, h100, {Algorithm::kRing, 4, 256, 256, 8}).find("64 values") != std::string::npos);
+  CHECK(why_not_rowwise(p, h100, {Algorithm::kRing, 4, 512, 512, 8}) == "");
+  CHECK(why_not_rowwise(p, h100, {Algorithm::kRing, 2, 512, 512, 16}).find("16 bytes") != std::string::npos);
+  CHECK(why_not_rowwise(p, h100, {Algorithm::kRing, 4, 384, 384, 16}).find("threads") != std::string::npos);
+  CHECK(why_not_rowwise(p, nominal_device(80), {Algorithm::kRing, 4, 512, 512, 16}).find("sm_90") != std::string::npos);
+  const RowwiseProblem mixed{RowOp::kSoftmax, DType::kBF16, DType::kF32, 64, 65536, 4};
+  CHECK(why_not_rowwise(mixed, h100, {Algorithm::kRing, 4, 512, 512, 2}) != "");
+  const RowwiseProblem odd{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 1001, 1};
+  CHECK(why_not_rowwise(odd, h100, {Algorithm::kRing, 4, 512, 512, 1}).find("alignment") != std::string::npos);
+  const RowwiseProblem narrow{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 40, 4};
+  CHECK(why_not_rowwise(narrow, h100, {Algorithm::kRing, 4, 512, 512, 16}).find("too many blocks") != std::string::npos);
+}
+
+TEST_CASE("the ring kernel takes wide rows where it measured ahead on the H100") {
+  const DeviceProps h100 = nominal_device(90);
+  auto chosen = [&](DType dtype, std::int64_t rows, std::int64_t cols) {
+    return choose_rowwise_config({RowOp::kSoftmax, dtype, dtype, rows, cols, 16 / size_of(dtype)}, h100);
+  };
+  CHECK(chosen(DType::kF32, 64, 262144) == KernelConfig{Algorithm::kRing, 4, 512, 512, 16});
+  CHECK(chosen(DType::kF32, 64, 128256) == KernelConfig{Algorithm::kRing, 4, 512, 512, 8});
+  CHECK(chosen(DType::kBF16, 512, 65536) == KernelConfig{Algorithm::kRing, 8, 512, 512, 2});
+  // Not where it tied or trailed: few 16-bit rows, many fp32 ones, rows a block holds.
+  CHECK(chosen(DType::kBF16, 64, 262144).algorithm == Algorithm::kBlockOnline);
+  CHECK(chosen(DType::kF32, 512, 65536).algorithm == Algorithm::kClusterSmem);
+  CHECK(chosen(DType::kBF16, 1024, 32000).algorithm == Algorithm::kStream);
+  // Rows wider than 16 slices of two chunks go back to reading twice.
+  CHECK(chosen(DType::kF32, 64, 1 << 20).algorithm == Algorithm::kBlockOnline);
+  // Mixed element sizes cannot write outputs over inputs.
+  const RowwiseProblem mixed{RowOp::kSoftmax, DType::kBF16, DType::kF32, 512, 65536, 4};
+  CHECK(choose_rowwise_config(mixed, h100).algorithm != Algorithm::kRing);
 }
 
 TEST_CASE("misaligned pointers and odd strides give smaller packs") {

@@ -36,7 +36,7 @@ const RowOp kOps[] = {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale};
 const Algorithm kAlgorithms[] = {Algorithm::kAuto,        Algorithm::kWarp,    Algorithm::kBlockRegs,
                                  Algorithm::kBlockSmem,   Algorithm::kBlockOnline,
                                  Algorithm::kCluster,     Algorithm::kClusterSmem,
-                                 Algorithm::kStream};
+                                 Algorithm::kStream,      Algorithm::kRing};
 
 struct Unit {
   DType in, out;
@@ -168,8 +168,8 @@ TEST_CASE("row-wise ops match the reference for every algorithm, dtype and width
   for (std::size_t i = 0; i < tally.failures.size() && i < 25; ++i) FAIL_CHECK(tally.failures[i]);
   CHECK_MESSAGE(tally.failures.empty(), tally.failures.size() << " calls failed (seed " << seed << ")");
   for (Algorithm algorithm : kAlgorithms) {
-    const bool clustered = algorithm == Algorithm::kCluster ||
-                           algorithm == Algorithm::kClusterSmem || algorithm == Algorithm::kStream;
+    const bool clustered = algorithm == Algorithm::kCluster || algorithm == Algorithm::kClusterSmem ||
+                           algorithm == Algorithm::kStream || algorithm == Algorithm::kRing;
     if (clustered && device.arch < 90) continue;
     CHECK_MESSAGE(tally.runs[to_string(algorithm)] > 0, to_string(algorithm) << " never ran");
   }
@@ -196,6 +196,16 @@ std::vector<KernelConfig> online_layouts(int pack) {
   return layouts;
 }
 
+// The ring kernel at every cluster size with 512 consumer threads (one, two and four chunks a
+// slice), and with 256 at one block and sixteen a row.
+std::vector<KernelConfig> ring_layouts(DType dtype) {
+  const int pack = 16 / size_of(dtype);
+  std::vector<KernelConfig> layouts;
+  for (int cluster : {1, 2, 4, 8, 16}) layouts.push_back({Algorithm::kRing, pack, 512, 512, cluster});
+  for (int cluster : {1, 16}) layouts.push_back({Algorithm::kRing, pack, 256, 256, cluster});
+  return layouts;
+}
+
 // The row held over a cluster (registers, shared memory) at every cluster size, several rows
 // per cluster where rows outnumber the resident clusters; and a block per row at 256 threads,
 // up to 64 values a thread in registers, a tuning candidate the forced configs above miss.
@@ -211,7 +221,7 @@ std::vector<KernelConfig> cluster_and_block_layouts(int pack) {
   return layouts;
 }
 
-TEST_CASE("every stream, block_online, cluster and block layout matches the reference") {
+TEST_CASE("every stream, block_online, ring, cluster and block layout matches the reference") {
   KJIT_REQUIRE_GPU();
   const DeviceProps device = current_device();
   if (device.arch < 90) {
@@ -245,6 +255,7 @@ TEST_CASE("every stream, block_online, cluster and block layout matches the refe
       std::vector<KernelConfig> layouts = stream_layouts(problem.max_pack);
       for (const KernelConfig& config : online_layouts(problem.max_pack)) layouts.push_back(config);
       for (const KernelConfig& config : cluster_and_block_layouts(problem.max_pack)) layouts.push_back(config);
+      for (const KernelConfig& config : ring_layouts(args.in_dtype)) layouts.push_back(config);
       for (const KernelConfig& config : layouts)
         if (why_not_rowwise(problem, device, config).empty() &&
             (!filter || (std::string(to_string(op)) + " " + describe(batches.back()->layout()) + " " +

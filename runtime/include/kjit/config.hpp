@@ -18,9 +18,13 @@ enum class Algorithm : int {
   kClusterSmem = 6, ///< a thread-block cluster per row (sm_90+), slices in shared memory
   kStream = 7,      ///< resident blocks (sm_90+) stream tiles of rows through shared memory by
                     ///< bulk async copies, the next tile in flight; a cluster per row if cluster > 1
+  kRing = 8,        ///< resident blocks (sm_90+): a producer warp keeps a ring of 32 KB chunks of
+                    ///< the next rows in flight by bulk copies while `threads` consumer threads
+                    ///< hold the current row slice in registers; a cluster per row if cluster > 1
 };
 
-/// "auto", "warp", "block_regs", "block_smem", "block_online", "cluster", "cluster_smem", "stream".
+/// "auto", "warp", "block_regs", "block_smem", "block_online", "cluster", "cluster_smem",
+/// "stream", "ring".
 const char* to_string(Algorithm algorithm) noexcept;
 /// Parses the names above; throws Error(kErrorInvalidArgument) otherwise.
 Algorithm parse_algorithm(const std::string& text);
@@ -30,10 +34,10 @@ Algorithm parse_algorithm(const std::string& text);
 struct KernelConfig {
   Algorithm algorithm = Algorithm::kAuto;
   int pack = 0;     ///< elements per vector access (up to 16 bytes)
-  int threads = 0;  ///< threads per block
+  int threads = 0;  ///< threads per block (kRing: consumer threads; the block has a producer warp more)
   int group = 0;    ///< threads per row (kWarp: 1..32; kStream: 8..32 or threads; else == threads)
-  int cluster = 0;  ///< blocks per row (kCluster, kClusterSmem: 2..16; kStream, kBlockOnline:
-                    ///< 1..16; else 1)
+  int cluster = 0;  ///< blocks per row (kCluster, kClusterSmem: 2..16; kStream, kBlockOnline,
+                    ///< kRing: 1..16; else 1)
 
   bool operator==(const KernelConfig& other) const noexcept;
   bool operator!=(const KernelConfig& other) const noexcept { return !(*this == other); }

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: Apache-2.0
+// Rows through a ring of shared-memory chunks filled by the TMA engine (sm_90), with a producer
+// warp beside the consumer warps. Each block owns a slice of a row (a cluster of Cluster blocks
+// shares a row); the producer keeps the ring full of the next rows' chunks while the consumers
+// hold the current row in registers, reduce it and write it out. Loads go out whole chunks at a
+// time, so the bytes in flight depend on neither registers nor the consumers' progress.
+//
+// Outputs of 4-byte types go back into their chunk and out by bulk copies; 16-bit ones are
+// stored from registers and the chunk is freed as soon as it is read (see RingLayout).
+// Cluster peers exchange (max, sum) through mbarrier inboxes, so the producer never has to meet
+// the consumers at a cluster barrier.
+#pragma once
+
+#include "bulk_copy.cuh"
+#include "cluster_inbox.cuh"
+#include "consumer_reduce.cuh"
+#include "pack.cuh"
+#include "row_math.cuh"
+
+namespace kjit {
+
+/// A block's row slice cut into chunks of 32 KB, Threads consumer threads holding packs t,
+/// t + Threads, ... of each chunk, and a ring of six chunks.
+template <int Cols, typename T, int Cluster, int Threads>
+struct RingLayout {
+  static constexpr int kPack = 16 / static_cast<int>(sizeof(T));  // bulk copies move 16-byte units
+  static constexpr int kSliceCols = ((Cols + Cluster - 1) / Cluster + kPack - 1) / kPack * kPack;
+  static constexpr int kChunkBytes = 32 * 1024;
+  static constexpr int kChunkPacks = kChunkBytes / 16 / Threads;  // per consumer thread
+  static constexpr int kChunkCols = kChunkBytes / static_cast<int>(sizeof(T));
+  static constexpr int kChunks = (kSliceCols + kChunkCols - 1) / kChunkCols;  // per row slice
+  static constexpr int kValues = kChunks * kChunkPacks * kPack;                 // per thread
+  // Six chunks (192 KB): one block an SM, about two row slices ahead of the consumers.
+  static constexpr int kRingChunks = 6;
+  static constexpr int kSmemBytes = kRingChunks * kChunkBytes;
+  // Measured on the H100 (softmax, us): fp32 64x262144 over clusters of 16, 48.2 with outputs
+  // stored by bulk copies against 54.2 from registers; bf16 512x65536 over clusters of 2, 49.5
+  // from registers against 51.5 by bulk copies.
+  static constexpr bool kBulkStores = sizeof(T) == 4;
+
+  static_assert(kChunkPacks * Threads * 16 == kChunkBytes, "row_ring: threads must divide a chunk's packs");
+  static_assert((Cluster - 1) * kSliceCols < Cols, "row_ring: a cluster block would get no columns");
+  static_assert(kValues <= 64, "row_ring: at most 64 values per thread");
+  static_assert(kRingChunks > kChunks, "row_ring: the ring holds a row slice and more");
+};
+
+/// Which chunk of the block's sequence (row after row, kChunks each) goes where: chunk g of the
+/// sequence uses slot g % kRingChunks, in that slot's (g / kRingChunks)-th phase.
+template <typename Layout>
+struct RingSchedule {
+  long long first_row;
+  long long row_step;  // clusters in the grid
+  long long rows;      // rows this block walks
+
+  __device__ __forceinline__ long long row_of(long long g) const { return first_row + g / Layout::kChunks * row_step; }
+  __device__ __forceinline__ static int chunk_of(long long g) { return static_cast<int>(g % Layout::kChunks); }
+  __device__ __forceinline__ static int slot_of(long long g) { return static_cast<int>(g % Layout::kRingChunks); }
+  __device__ __forceinline__ static unsigned phase_of(long long g) {
+    return static_cast<unsigned>((g / Layout::kRingChunks) & 1);
+  }
+  __device__ __forceinline__ long long chunks() const { return rows * Layout::kChunks; }
+};
+
+/// The producer lane: fills the ring in sequence order and, for bulk stores, writes each chunk
+/// the consumers hand back. A slot is refilled once its previous chunk is free: read by the
+/// consumers, or (bulk stores) read out by its store, which is given a chunk's time first.
+template <typename Layout, typename In, typename Out>
+__device__ __forceinline__ void ring_producer(const RowParams& params, const RingSchedule<Layout>& schedule,
+                                              int slice_begin, int bulk_end, In* ring, BulkBarrier* landed,
+                                              CountBarrier* drained) {
+  typedef RingSchedule<Layout> Schedule;
+  auto chunk_bytes = [&](long long g, int size) {
+    const int begin = Schedule::chunk_of(g) * Layout::kChunkCols;
+    const int end = begin + Layout::kChunkCols < bulk_end ? begin + Layout::kChunkCols : bulk_end;
+    return static_cast<unsigned>(end > begin ? (end - begin) * size : 0);
+  };
+  auto column = [&](long long g) { return slice_begin + Schedule::chunk_of(g) * Layout::kChunkCols; };
+  auto slot = [&](long long g) { return ring + Schedule::slot_of(g) * Layout::kChunkCols; };
+  auto load = [&](long long g) {
+    BulkBarrier& barrier = landed[Schedule::slot_of(g)];
+    const unsigned bytes = chunk_bytes(g, sizeof(In));
+    barrier.expect_bytes(bytes);
+    if (bytes > 0)
+      bulk_load(slot(g), static_cast<const In*>(params.in) + schedule.row_of(g) * params.in_stride + column(g),
+                bytes, barrier);
+  };
+  const long long total = schedule.chunks();
+  for (long long g = 0; g < total && g < Layout::kRingChunks; ++g) load(g);
+  if constexpr (!Layout::kBulkStores) {
+    for (long long g = Layout::kRingChunks; g < total; ++g) {
+      drained[Schedule::slot_of(g)].wait(Schedule::phase_of(g - Layout::kRingChunks));
+      load(g);
+    }
+    return;
+  }
+  for (long long g = 0; g < total; ++g) {
+    drained[Schedule::slot_of(g)].wait(Schedule::phase_of(g));
+    const unsigned bytes = chunk_bytes(g, sizeof(Out));
+    if (bytes > 0)
+      bulk_store(static_cast<Out*>(params.out) + schedule.row_of(g) * params.out_stride + column(g), slot(g), bytes);
+    bulk_commit();
+    if (g >= 1 && g - 1 + Layout::kRingChunks < total) {
+      bulk_wait_read<1>();  // the chunk before this one has been read out
+      load(g - 1 + Layout::kRingChunks);
+    }
+  }
+  bulk_wait_all();
+}
+
+/// (max, sum) or (max, 0) of this block's slice, merged with every cluster peer's through the
+/// inbox set of this row's parity; every consumer thread gets the merged pair.
+template <int Cluster, bool TwoStats, typename FirstOp>
+__device__ __forceinline__ OnlineStats exchange_row_stats(OnlineStats mine, int j, unsigned rank,
+                                                          ClusterInbox (&inbox)[2], float2 (&values)[2][Cluster]) {
+  const int set = j & 1;
+  if (threadIdx.x < Cluster) {
+    float2 pair;
+    pair.x = mine.max;
+    pair.y = mine.sum;
+    announce_bytes(inbox[set], threadIdx.x, sizeof(float2));
+    send_8_bytes(&values[set][0], static_cast<int>(rank), threadIdx.x, pair, inbox[set]);
+  }
+  // A peer writes this set again two rows on, after this block has sent the next row's pair,
+  // which it does only after reading this one.
+  inbox[set].wait(static_cast<unsigned>((j >> 1) & 1));
+  const unsigned lane = threadIdx.x % 32;
+  if constexpr (TwoStats) {
+    OnlineStats peer = lane < Cluster ? OnlineStats{values[set][lane].x, values[set][lane].y} : OnlineStats::empty();
+    return warp_merge<32>(peer);
+  } else {
+    const float peer = lane < Cluster ? values[set][lane].x : FirstOp::identity();
+    return {warp_all_reduce<32>(peer, FirstOp()), 0.0f};
+  }
+}
+
+template <int Op, typename IoTypes, int Cols, int Threads, int Cluster>
+__global__ void __launch_bounds__(Threads + 32, 1)
+row_ring(const RowParams params) {
+  typedef typename IoTypes::in In;
+  typedef typename IoTypes::out Out;
+  typedef RowMath<Op> Math;
+  typedef RingLayout<Cols, In, Cluster, Threads> Layout;
+  typedef RingSchedule<Layout> Schedule;
+  constexpr int kPack = Layout::kPack;
+  constexpr int kChunkPacks = Layout::kChunkPacks;
+  static_assert(sizeof(In) == sizeof(Out), "row_ring: outputs take their inputs' places");
+  static_assert(Threads % 32 == 0 && Threads >= 64 && Threads <= 1024 - 32, "row_ring: 64..992 consumer threads");
+  static_assert(Cluster >= 1 && Cluster <= 16, "row_ring: 1..16 blocks per row");
+
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  In* ring = reinterpret_cast<In*>(smem_raw);
+  __shared__ BulkBarrier landed[Layout::kRingChunks];
+  __shared__ CountBarrier drained[Layout::kRingChunks];  // the consumer warps are done with a chunk
+  __shared__ ClusterInbox inbox[2];
+  __shared__ __align__(16) float2 peer_stats[2][Cluster];
+  __shared__ ConsumerScratch<Threads> scratch;
+
+  unsigned rank = 0;
+  if constexpr (Cluster > 1) rank = cluster_block_rank();
+  const int slice_begin = static_cast<int>(rank) * Layout::kSliceCols;
+  const int slice_cols = Cols - slice_begin < Layout::kSliceCols ? Cols - slice_begin : Layout::kSliceCols;
+  // The last slice may end off a 16-byte boundary: its last partial pack goes through ordinary
+  // accesses.
+  const int bulk_end = slice_cols / kPack * kPack;
+  Schedule schedule;
+  schedule.first_row = blockIdx.x / Cluster;
+  schedule.row_step = gridDim.x / Cluster;
+  schedule.rows = params.rows > schedule.first_row
+                      ? (params.rows - schedule.first_row + schedule.row_step - 1) / schedule.row_step
+                      : 0;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Layout::kRingChunks; ++s) {
+      landed[s].init();
+      drained[s].init(Threads / 32);
+    }
+    for (int s = 0; s < 2; ++s) inbox[s].init(Cluster);
+  }
+  // Every inbox is set up before any peer sends to it.
+  if constexpr (Cluster > 1) {
+    cluster_arrive();
+    cluster_wait();
+  } else {
+    __syncthreads();
+  }
+  if (threadIdx.x >= Threads) {
+    if (threadIdx.x == Threads)
+      ring_producer<Layout, In, Out>(params, schedule, slice_begin, bulk_end, ring, landed, drained);
+    return;
+  }
+
+  const int lane = threadIdx.x % 32;
+  for (long long j = 0; j < schedule.rows; ++j) {
+    const long long row = schedule.row_of(j * Layout::kChunks);
+    const long long g0 = j * Layout::kChunks;
+    const In* in = static_cast<const In*>(params.in) + row * params.in_stride + slice_begin;
+    Out* out = static_cast<Out*>(params.out) + row * params.out_stride + slice_begin;
+    auto column = [&](int p) { return (p / kChunkPacks) * Layout::kChunkCols + ((p % kChunkPacks) * Threads + threadIdx.x) * kPack; };
+    auto chunk_packs = [&](int k) { return ring + Schedule::slot_of(g0 + k) * Layout::kChunkCols; };
+
+    float v[Layout::kChunks * kChunkPacks][kPack];
+    float first = Math::first_identity();
+#pragma unroll
+    for (int k = 0; k < Layout::kChunks; ++k) {
+      landed[Schedule::slot_of(g0 + k)].wait(Schedule::phase_of(g0 + k));
+      const Pack<In, kPack>* packs = reinterpret_cast<const Pack<In, kPack>*>(chunk_packs(k));
+#pragma unroll
+      for (int q = 0; q < kChunkPacks; ++q) {
+        const int p = k * kChunkPacks + q;
+        if (column(p) < bulk_end) {
+          const Pack<In, kPack> raw = packs[q * Threads + threadIdx.x];
+#pragma unroll
+          for (int i = 0; i < kPack; ++i) v[p][i] = to_float(raw.v[i]);
+        } else {
+          load_pack<In, kPack>(in, column(p), slice_cols, Math::first_identity(), v[p]);
+        }
+#pragma unroll
+        for (int i = 0; i < kPack; ++i) first = typename Math::FirstOp()(first, Math::first_term(v[p][i]));
+      }
+      if constexpr (!Layout::kBulkStores) {
+        __syncwarp();
+        if (lane == 0) drained[Schedule::slot_of(g0 + k)].arrive();
+      }
+    }
+
+    float finished = 0.0f, factor = 0.0f;
+    if constexpr (Math::kTwoStats) {
+      // Each thread's sum against its own max, then one exchange of (max, sum) pairs.
+      const float own_max = first;
+      OnlineStats stats = consumer_merge<Threads>(OnlineStats{own_max, Math::own_sum(v, own_max)}, scratch);
+      if constexpr (Cluster > 1)
+        stats = exchange_row_stats<Cluster, true, MaxOp>(stats, static_cast<int>(j), rank, inbox, peer_stats);
+      first = stats.max;
+      finished = Math::finish(stats.sum);
+      if constexpr (Op == kOpSoftmax) factor = Math::own_factor(own_max, first, finished);
+    } else {
+      first = consumer_all_reduce<Threads>(first, typename Math::FirstOp(), scratch);
+      if constexpr (Cluster > 1)
+        first = exchange_row_stats<Cluster, false, typename Math::FirstOp>({first, 0.0f}, static_cast<int>(j), rank,
+                                                                          inbox, peer_stats).max;
+    }
+
+#pragma unroll
+    for (int k = 0; k < Layout::kChunks; ++k) {
+      unsigned slot_address = shared_address(chunk_packs(k));
+#pragma unroll
+      for (int q = 0; q < kChunkPacks; ++q) {
+        const int p = k * kChunkPacks + q;
+        float o[kPack];
+#pragma unroll
+        for (int i = 0; i < kPack; ++i) {
+          if constexpr (Op == kOpSoftmax) o[i] = Math::apply_exp(v[p][i], factor);
+          else o[i] = Math::apply(v[p][i], first, finished);
+        }
+        if (!Layout::kBulkStores || column(p) >= bulk_end) {
+          if (column(p) < slice_cols) store_pack_words<Out, kPack>(out, column(p), slice_cols, o);
+        } else {
+          unsigned words[4];
+          pack_words<Out, kPack>(o, words);
+          store_shared_v4(slot_address + (q * Threads + threadIdx.x) * 16u, words);
+        }
+      }
+      if constexpr (Layout::kBulkStores) {
+        fence_before_bulk_copy();  // this thread's outputs, before the producer's bulk copy reads them
+        __syncwarp();
+        if (lane == 0) drained[Schedule::slot_of(g0 + k)].arrive();
+      }
+    }
+    if constexpr (Op == kOpReduceScale) {
+      if (params.scale_out != nullptr && rank == 0 && threadIdx.x == 0) params.scale_out[row] = first;
+    }
+  }
+}
+
+}  // namespace kjit
