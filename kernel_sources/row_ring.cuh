@@ -91,20 +91,21 @@ __device__ __forceinline__ void ring_producer(const RowParams& params, const Rin
       drained[Schedule::slot_of(g)].wait(Schedule::phase_of(g - Layout::kRingChunks));
       load(g);
     }
-    return;
-  }
-  for (long long g = 0; g < total; ++g) {
-    drained[Schedule::slot_of(g)].wait(Schedule::phase_of(g));
-    const unsigned bytes = chunk_bytes(g, sizeof(Out));
-    if (bytes > 0)
-      bulk_store(static_cast<Out*>(params.out) + schedule.row_of(g) * params.out_stride + column(g), slot(g), bytes);
-    bulk_commit();
-    if (g >= 1 && g - 1 + Layout::kRingChunks < total) {
-      bulk_wait_read<1>();  // the chunk before this one has been read out
-      load(g - 1 + Layout::kRingChunks);
+  } else {
+    for (long long g = 0; g < total; ++g) {
+      drained[Schedule::slot_of(g)].wait(Schedule::phase_of(g));
+      const unsigned bytes = chunk_bytes(g, sizeof(Out));
+      if (bytes > 0)
+        bulk_store(static_cast<Out*>(params.out) + schedule.row_of(g) * params.out_stride + column(g), slot(g),
+                   bytes);
+      bulk_commit();
+      if (g >= 1 && g - 1 + Layout::kRingChunks < total) {
+        bulk_wait_read<1>();  // the chunk before this one has been read out
+        load(g - 1 + Layout::kRingChunks);
+      }
     }
+    bulk_wait_all();  // shared memory stays until the last store has read it
   }
-  bulk_wait_all();
 }
 
 /// (max, sum) or (max, 0) of this block's slice, merged with every cluster peer's through the
@@ -242,7 +243,7 @@ row_ring(const RowParams params) {
 
 #pragma unroll
     for (int k = 0; k < Layout::kChunks; ++k) {
-      unsigned slot_address = shared_address(chunk_packs(k));
+      const unsigned slot_address = shared_address(chunk_packs(k));
 #pragma unroll
       for (int q = 0; q < kChunkPacks; ++q) {
         const int p = k * kChunkPacks + q;

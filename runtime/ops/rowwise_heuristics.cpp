@@ -426,13 +426,18 @@ void add_stream_candidates(const RowwiseProblem& p, int pack, std::vector<Kernel
     if (c <= 16) out.push_back({Algorithm::kStream, pack, 256, 256, c});
 }
 
-/// The ring kernel over the fewest blocks per row whose slices fit two chunks, where its blocks
-/// fill at least half the SMs (one block an SM walks the rows): on the H100 twice as many blocks
-/// always measured behind (bf16 512x65536: 57.8 against 49.1 us; fp32 64x128256: 31.1 against
-/// 26.1), and a second candidate would take a shape's compiles past one round on 16 cores.
+/// The ring kernel over the fewest blocks per row whose slices fit two chunks, for the rows where
+/// it measured ahead or level on the H100: 16-bit rows more than twice as many as SMs (bf16
+/// 1024x32000 won the tuning, 47.1 against 50.7 us), fewer fp32 rows whose blocks fill at least
+/// half the SMs. Twice as many blocks a row always measured behind (bf16 512x65536: 57.8
+/// against 49.1 us; fp32 64x128256: 31.1 against 26.1), and one more candidate takes some shapes'
+/// compiles past one round on 16 cores.
 void add_ring_candidate(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
   const KernelConfig ring = ring_config(p);
-  if (p.cols * size_of(p.in_dtype) >= kOnlineMinRowBytes && p.rows * ring.cluster * 2 >= d.sm_count)
+  const bool many_rows = p.rows > 2 * std::int64_t{d.sm_count};
+  const bool measured_ahead = size_of(p.in_dtype) == 2 ? many_rows : !many_rows;
+  if (p.cols * size_of(p.in_dtype) >= kOnlineMinRowBytes && p.rows * ring.cluster * 2 >= d.sm_count &&
+      measured_ahead)
     out.push_back(ring);
 }
 
