@@ -14,6 +14,17 @@ __device__ __forceinline__ unsigned shared_address(const void* pointer) {
   return address;
 }
 
+/// Waits until the phase with this parity of the mbarrier at `address` (shared window) is
+/// complete: 0 for its first use, then alternating.
+__device__ __forceinline__ void mbarrier_wait_parity(unsigned address, unsigned parity) {
+  unsigned done = 0;
+  while (!done) {
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+        : "=r"(done) : "r"(address), "r"(parity) : "memory");
+  }
+}
+
 /// An mbarrier whose phase completes when its one expected arrival and all the bytes the
 /// copies announced have landed.
 struct BulkBarrier {
@@ -32,14 +43,7 @@ struct BulkBarrier {
   }
 
   /// Waits for the phase with this parity (0 for the first use, then alternating).
-  __device__ __forceinline__ void wait(unsigned parity) {
-    unsigned done = 0;
-    while (!done) {
-      asm volatile(
-          "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-          : "=r"(done) : "r"(shared_address(&state)), "r"(parity) : "memory");
-    }
-  }
+  __device__ __forceinline__ void wait(unsigned parity) { mbarrier_wait_parity(shared_address(&state), parity); }
 };
 
 /// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global to shared
@@ -65,14 +69,7 @@ struct CountBarrier {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(&state)) : "memory");
   }
   /// Waits for the phase with this parity (0 for the first use, then alternating).
-  __device__ __forceinline__ void wait(unsigned parity) {
-    unsigned done = 0;
-    while (!done) {
-      asm volatile(
-          "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-          : "=r"(done) : "r"(shared_address(&state)), "r"(parity) : "memory");
-    }
-  }
+  __device__ __forceinline__ void wait(unsigned parity) { mbarrier_wait_parity(shared_address(&state), parity); }
 };
 
 /// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from shared to global
