@@ -30,9 +30,9 @@ struct RingLayout {
   static constexpr int kChunkCols = kChunkBytes / static_cast<int>(sizeof(T));
   static constexpr int kChunks = (kSliceCols + kChunkCols - 1) / kChunkCols;  // per row slice
   static constexpr int kValues = kChunks * kChunkPacks * kPack;                 // per thread
-  // Six chunks (192 KB): one block an SM, about two row slices ahead of the consumers.
+  // Six chunks (192 KB, the launch's dynamic shared memory: kRingSmemBytes on the host): one
+  // block an SM, about two row slices ahead of the consumers.
   static constexpr int kRingChunks = 6;
-  static constexpr int kSmemBytes = kRingChunks * kChunkBytes;
   // Measured on the H100 (softmax, us): fp32 64x262144 over clusters of 16, 48.2 with outputs
   // stored by bulk copies against 54.2 from registers; bf16 512x65536 over clusters of 2, 49.5
   // from registers against 51.5 by bulk copies.
