@@ -42,7 +42,7 @@ void compile_all(std::vector<Result>& results, int threads, Compile compile) {
 inline Timing time_candidate(const std::function<void(CUstream, int)>& enqueue, CUstream stream,
                              int sets, const TimingOptions& full, double probe_cutoff,
                              double& best_us) {
-  TimingOptions probe;
+  TimingOptions probe = full;
   probe.launches_per_sample = sets;
   probe.warmup_samples = 0;
   probe.samples = 1;

@@ -64,6 +64,7 @@ Timing time_launches(const std::function<void(CUstream, int)>& enqueue, CUstream
     }
   };
   Event start = create_event(), stop = create_event();
+  if (options.reset_persisting_l2) KJIT_CU(cuCtxResetPersistingL2Cache);
   for (int i = 0; i < options.warmup_samples; ++i) timed(stream, start, stop, one_sample);
   std::vector<double> per_launch_us;
   for (int i = 0; i < std::max(1, options.samples); ++i)

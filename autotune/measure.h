@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // GPU timing with CUDA events: warm-up, then many launches captured in one CUDA graph and
 // replayed, so the time is the kernels' and not the launch overhead's; median with p20/p80.
+// L2 policy: callers rotate buffers past the L2 (so launches read HBM), and every timing starts
+// with L2's persisting lines reset to normal, so lines an earlier kernel marked "evict last" do
+// not change the result (on the H100 such lines made copies and kernels about 6% faster).
 #pragma once
 
 #include <functional>
@@ -22,6 +25,10 @@ struct TimingOptions {
   int warmup_samples = 3;
   int samples = 25;
   bool use_graph = true;         ///< false: time direct launches (for work that cannot be captured)
+  /// Reset L2's persisting lines to normal before timing (cuCtxResetPersistingL2Cache), so the
+  /// time does not depend on what ran before. Off where the caller's own persisting lines must
+  /// be left alone (tuning inside an application, at first use).
+  bool reset_persisting_l2 = true;
 };
 
 /// `enqueue(stream, i)` puts launch number i on `stream` (i lets the caller rotate buffers so

@@ -40,6 +40,19 @@ def current_stream_handle():
 
 
 _capture_stream = None
+_libcuda = None
+
+
+def reset_persisting_l2():
+    """Resets L2's persisting lines to normal, as kjit's own timing does before every measurement
+    (autotune/measure.h): lines an earlier kernel marked "evict last" would otherwise make every
+    later kernel here faster or slower, whoever's kernel it is."""
+    global _libcuda
+    if _libcuda is None:
+        _libcuda = ctypes.CDLL("libcuda.so.1")
+    status = _libcuda.cuCtxResetPersistingL2Cache()
+    if status != 0:
+        raise RuntimeError(f"cuCtxResetPersistingL2Cache failed with CUresult {status}")
 
 
 def capture_stream():
@@ -69,6 +82,8 @@ def graph_time_us(enqueue, count, samples=15):
     with torch.cuda.graph(graph, stream=side):
         for i in range(count):
             enqueue(i)
+    torch.cuda.synchronize()
+    reset_persisting_l2()
     for _ in range(3):
         graph.replay()
     times = []

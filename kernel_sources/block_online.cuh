@@ -3,8 +3,9 @@
 // pass reads the row again and writes. A block (ClusterBlocks == 1) or (sm_90) a cluster of
 // blocks per row, each block one slice; blocks or clusters stay resident and walk the rows.
 //
-// The second read is meant to come from L2: the first read asks L2 to keep the lines, the
-// second read and the output ask it to evict theirs first. Any width.
+// The second read is meant to come from L2: the second read and the output ask it to evict
+// their lines first, so they do not push out lines still to be read again (l2_hints.cuh says
+// why the first read does not ask L2 to keep its lines). Any width.
 #pragma once
 
 #include "l2_hints.cuh"
@@ -51,7 +52,7 @@ block_online(const RowParams params) {
                           : filled_words<In, PackSize>(fill);
     }
   };
-  const L2Policy keep = l2_keep_policy(), stream = l2_stream_policy();
+  const L2Policy normal = l2_normal_policy(), stream = l2_stream_policy();
   const long long groups = gridDim.x / ClusterBlocks;
   int parity = 0;
   for (long long row = blockIdx.x / ClusterBlocks; row < params.rows; row += groups, parity ^= 1) {
@@ -62,7 +63,7 @@ block_online(const RowParams params) {
       OnlineStats stats = OnlineStats::empty();
       for (int base = threadIdx.x; base < kPacks; base += BlockThreads * kBatch) {
         WordPack<In, PackSize> raw[kBatch];
-        load_batch(in, base, from_float<In>(neg_inf()), keep, raw);
+        load_batch(in, base, from_float<In>(neg_inf()), normal, raw);
         // One rescale per pack: widening the whole batch at once would take the registers
         // the batch saves.
 #pragma unroll
@@ -80,7 +81,7 @@ block_online(const RowParams params) {
     } else {
       for (int base = threadIdx.x; base < kPacks; base += BlockThreads * kBatch) {
         WordPack<In, PackSize> raw[kBatch];
-        load_batch(in, base, from_float<In>(Math::first_identity()), keep, raw);
+        load_batch(in, base, from_float<In>(Math::first_identity()), normal, raw);
 #pragma unroll
         for (int b = 0; b < kBatch; ++b)
 #pragma unroll

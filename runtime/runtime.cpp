@@ -22,16 +22,20 @@ Runtime::Runtime(const RuntimeOptions& options) : dispatcher_(std::make_unique<D
     log().info("tuning {} {}->{} {}x{} (first use; a few seconds)", to_string(op),
                to_string(args.in_dtype), to_string(args.out_dtype), args.rows, args.cols);
     Stream stream = create_stream();
-    const TuneReport report =
-        tune_rowwise(*this, op, args.in_dtype, args.out_dtype, args.rows, args.cols, stream.get());
+    TuneOptions options;
+    options.timing.reset_persisting_l2 = false;  // the application's L2 lines are its own
+    const TuneReport report = tune_rowwise(*this, op, args.in_dtype, args.out_dtype, args.rows,
+                                           args.cols, stream.get(), options);
     record_tuning(report);
   });
   dispatcher_->set_first_use_topk_tuner([this](const TopkArgs& args, CUstream) {
     log().info("tuning softmax_topk {} k={} {}x{} (first use; a few seconds)",
                to_string(args.in_dtype), args.k, args.rows, args.cols);
     Stream stream = create_stream();
+    TopkTuneOptions options;
+    options.timing.reset_persisting_l2 = false;
     record_tuning(tune_topk(*this, args.in_dtype, args.idx_dtype, args.rows, args.cols, args.k,
-                            stream.get()));
+                            stream.get(), options));
   });
 }
 
