@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bench/host_overhead.h"
 
+#include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include "kernel_sources/row_params.cuh"
 #include "kjit/kjit.h"
@@ -15,23 +17,25 @@ namespace kjit::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kRows = 64, kCols = 1000, kCalls = 2000;
+constexpr int kRows = 64, kCols = 1000, kBatches = 40, kCallsPerBatch = 100;
 
 double microseconds_since(Clock::time_point start) {
   return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
 }
 
-/// Host microseconds per call of `launch`, in batches small enough that the queue never fills.
+/// Host microseconds per call of one batch of `launch`, small enough that the queue never fills.
 template <typename Launch>
-double per_call_us(CUstream stream, Launch&& launch) {
-  double total = 0.0;
-  for (int batch = 0; batch < kCalls / 100; ++batch) {
-    const auto start = Clock::now();
-    for (int i = 0; i < 100; ++i) launch();
-    total += microseconds_since(start);
-    KJIT_CU(cuStreamSynchronize, stream);
-  }
-  return total / kCalls;
+double batch_us(CUstream stream, Launch&& launch) {
+  const auto start = Clock::now();
+  for (int i = 0; i < kCallsPerBatch; ++i) launch();
+  const double us = microseconds_since(start) / kCallsPerBatch;
+  KJIT_CU(cuStreamSynchronize, stream);
+  return us;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
 }
 
 }  // namespace
@@ -54,11 +58,6 @@ HostOverhead measure_host_overhead() {
   KJIT_CU(cuStreamSynchronize, stream.get());
   result.first_call_ms = microseconds_since(start) / 1000.0;
 
-  result.kjit_call_us = per_call_us(stream.get(), [&] {
-    kjit_softmax(rt, args.in, kCols, args.out, kCols, kRows, kCols, KJIT_F32, KJIT_F32, stream.get());
-  });
-  kjit_runtime_destroy(rt);
-
   // The same kernel launched bare, from a module of our own.
   CUdevice device = 0;
   KJIT_CU(cuCtxGetDevice, &device);
@@ -73,10 +72,23 @@ HostOverhead measure_host_overhead() {
   RowParams params{args.in, args.out, nullptr, kRows, kCols, kCols};
   void* kernel_args[] = {&params};
   const auto grid = static_cast<unsigned>(rowwise_grid(shape, kRows));
-  result.bare_launch_us = per_call_us(stream.get(), [&] {
-    cuda().cuLaunchKernel(function, grid, 1, 1, shape.block, 1, 1, shape.dynamic_smem,
-                          stream.get(), kernel_args, nullptr);
-  });
+
+  // Batches of the two alternate, and each side's median batch counts: the host's clock speed
+  // drifts between runs (a bare launch took 3.6-5.2 us in consecutive processes on the H100
+  // machine), and timing one side after the other put that drift into the difference.
+  std::vector<double> kjit_batches, bare_batches;
+  for (int batch = 0; batch < kBatches; ++batch) {
+    kjit_batches.push_back(batch_us(stream.get(), [&] {
+      kjit_softmax(rt, args.in, kCols, args.out, kCols, kRows, kCols, KJIT_F32, KJIT_F32, stream.get());
+    }));
+    bare_batches.push_back(batch_us(stream.get(), [&] {
+      cuda().cuLaunchKernel(function, grid, 1, 1, shape.block, 1, 1, shape.dynamic_smem,
+                            stream.get(), kernel_args, nullptr);
+    }));
+  }
+  kjit_runtime_destroy(rt);
+  result.kjit_call_us = median(kjit_batches);
+  result.bare_launch_us = median(bare_batches);
   return result;
 }
 
