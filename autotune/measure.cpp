@@ -33,6 +33,13 @@ GraphExec capture(const std::function<void(CUstream, int)>& enqueue, CUstream st
   return GraphExec(exec);
 }
 
+/// L2's persisting lines back to normal. A GPU without L2 persistence (before sm_80) has none to
+/// reset and says so; that is not an error.
+void reset_persisting_l2() {
+  const CUresult result = cuda().cuCtxResetPersistingL2Cache();
+  if (result != CUDA_ERROR_NOT_SUPPORTED) check_cuda(result, "cuCtxResetPersistingL2Cache");
+}
+
 /// Milliseconds for one `body()` on `stream`, between two events.
 template <typename Body>
 float timed(CUstream stream, const Event& start, const Event& stop, Body&& body) {
@@ -64,7 +71,7 @@ Timing time_launches(const std::function<void(CUstream, int)>& enqueue, CUstream
     }
   };
   Event start = create_event(), stop = create_event();
-  if (options.reset_persisting_l2) KJIT_CU(cuCtxResetPersistingL2Cache);
+  if (options.reset_persisting_l2) reset_persisting_l2();
   for (int i = 0; i < options.warmup_samples; ++i) timed(stream, start, stop, one_sample);
   std::vector<double> per_launch_us;
   for (int i = 0; i < std::max(1, options.samples); ++i)

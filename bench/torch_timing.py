@@ -41,6 +41,7 @@ def current_stream_handle():
 
 _capture_stream = None
 _libcuda = None
+CUDA_ERROR_NOT_SUPPORTED = 801
 
 
 def reset_persisting_l2():
@@ -51,7 +52,7 @@ def reset_persisting_l2():
     if _libcuda is None:
         _libcuda = ctypes.CDLL("libcuda.so.1")
     status = _libcuda.cuCtxResetPersistingL2Cache()
-    if status != 0:
+    if status not in (0, CUDA_ERROR_NOT_SUPPORTED):  # before sm_80 there is nothing to reset
         raise RuntimeError(f"cuCtxResetPersistingL2Cache failed with CUresult {status}")
 
 
