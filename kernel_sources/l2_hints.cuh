@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loads and stores that tell L2 how long to keep a line (sm_80+ cache policies). A kernel that
 // reads its input twice marks the second read and its output "evict first", so the output
-// streaming through L2 does not push out input that is still to be read again. No kernel marks
-// lines "evict last": such lines outlive the kernel. On the H100 a block_online run over narrow
-// rows with its first read marked so left them in L2 for the rest of the process, and every
-// later kernel and copy there ran about 6% faster (46.2 -> 43.5 us for a 64 MB copy): a change
-// to the caller's L2 that a library must not make, and one that made timings depend on what ran
-// before (dropping the mark cost block_online 1-3%). Without sm_80 they are ordinary loads and
-// stores. The loads fill WordPacks:
-// batches held as loaded, 16-bit values two to a register, until they are used.
+// streaming through L2 does not push out input that is still to be read again. Without sm_80
+// they are ordinary loads and stores. The loads fill WordPacks: batches held as loaded, 16-bit
+// values two to a register, until they are used.
+//
+// No kernel marks lines "evict last": such lines outlive the kernel. On the H100, after a
+// block_online run over narrow rows whose first read was marked so, the lines stayed in L2 for
+// the rest of the process and every later kernel and copy there ran about 6% faster (a 64 MB
+// copy 46.2 -> 43.5 us): a change to the caller's L2 that a library must not make, and one that
+// made timings depend on what ran before. Dropping the mark cost block_online 1-3%.
 #pragma once
 
 #include "pack.cuh"

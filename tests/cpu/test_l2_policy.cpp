@@ -21,7 +21,7 @@ TEST_CASE("no kernel source asks L2 to keep lines past the kernel") {
   CHECK(sources > 10);  // the sources were there to search
 }
 
-TEST_CASE("the stream policy the two-pass kernel uses is still there to search for") {
+TEST_CASE("the sources spell cache policies the way the check above searches for them") {
   // The check above looks for the PTX spelling; if the hints moved to another spelling, it
   // would pass without looking at anything.
   bool found = false;
