@@ -59,16 +59,9 @@ cluster_regs(const RowParams params) {
     }
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
 #pragma unroll
-    for (int p = 0; p < kPacks; ++p) {
-      float o[PackSize];
-#pragma unroll
-      for (int i = 0; i < PackSize; ++i) {
-        if constexpr (Op == kOpSoftmax) o[i] = Math::apply_exp(v[p][i], factor);
-        else o[i] = Math::apply(v[p][i], first, finished);
-      }
-      store_pack<Out, PackSize>(out, slice_begin + (p * BlockThreads + threadIdx.x) * PackSize,
-                                slice_end, o);
-    }
+    for (int p = 0; p < kPacks; ++p)
+      store_held_pack<Op, Out, PackSize>(out, slice_begin + (p * BlockThreads + threadIdx.x) * PackSize,
+                                         slice_end, v[p], first, finished, factor);
     if constexpr (Op == kOpReduceScale) {
       if (params.scale_out != nullptr && rank == 0 && threadIdx.x == 0) params.scale_out[row] = first;
     }

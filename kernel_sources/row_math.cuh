@@ -4,6 +4,7 @@
 #pragma once
 
 #include "numeric.cuh"
+#include "pack.cuh"
 #include "reduce.cuh"
 #include "row_params.cuh"
 
@@ -148,6 +149,24 @@ __device__ __forceinline__ OnlineStats cluster_merge(OnlineStats s, RowSlots& sl
   OnlineStats mine = OnlineStats::empty();
   if (lane < ClusterBlocks) mine = {slots.remote(parity, 0, lane), slots.remote(parity, 1, lane)};
   return warp_merge<32>(mine);
+}
+
+/// The output for one value of a row held in registers: `v` holds exp(x - own max) for softmax
+/// (see own_sum; `factor` from own_factor), x for the other ops.
+template <int Op>
+__device__ __forceinline__ float held_output(float v, float first, float finished, float factor) {
+  if constexpr (Op == kOpSoftmax) return RowMath<Op>::apply_exp(v, factor);
+  else return RowMath<Op>::apply(v, first, finished);
+}
+
+/// Writes the outputs of one pack of a held row at column `col` of a row of `cols`.
+template <int Op, typename Out, int N>
+__device__ __forceinline__ void store_held_pack(Out* row, int col, int cols, const float (&v)[N],
+                                                float first, float finished, float factor) {
+  float o[N];
+#pragma unroll
+  for (int i = 0; i < N; ++i) o[i] = held_output<Op>(v[i], first, finished, factor);
+  store_pack<Out, N>(row, col, cols, o);
 }
 
 }  // namespace kjit

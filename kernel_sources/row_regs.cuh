@@ -77,15 +77,9 @@ row_regs(const RowParams params) {
     if (!live) continue;
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
 #pragma unroll
-    for (int p = 0; p < kPacks; ++p) {
-      float o[PackSize];
-#pragma unroll
-      for (int i = 0; i < PackSize; ++i) {
-        if constexpr (Op == kOpSoftmax) o[i] = Math::apply_exp(v[p][i], factor);
-        else o[i] = Math::apply(v[p][i], first, finished);
-      }
-      store_pack<Out, PackSize>(out, (p * GroupThreads + lane) * PackSize, Cols, o);
-    }
+    for (int p = 0; p < kPacks; ++p)
+      store_held_pack<Op, Out, PackSize>(out, (p * GroupThreads + lane) * PackSize, Cols, v[p],
+                                         first, finished, factor);
     if constexpr (Op == kOpReduceScale) {
       if (params.scale_out != nullptr && lane == 0) params.scale_out[row] = first;
     }

@@ -249,10 +249,7 @@ row_ring(const RowParams params) {
         const int p = k * kChunkPacks + q;
         float o[kPack];
 #pragma unroll
-        for (int i = 0; i < kPack; ++i) {
-          if constexpr (Op == kOpSoftmax) o[i] = Math::apply_exp(v[p][i], factor);
-          else o[i] = Math::apply(v[p][i], first, finished);
-        }
+        for (int i = 0; i < kPack; ++i) o[i] = held_output<Op>(v[p][i], first, finished, factor);
         if (!Layout::kBulkStores || column(p) >= bulk_end) {
           if (column(p) < slice_cols) store_pack_words<Out, kPack>(out, column(p), slice_cols, o);
         } else {
