@@ -92,6 +92,13 @@ KernelConfig ring_config(const RowwiseProblem& p) {
   return {Algorithm::kRing, 16 / size_of(p.in_dtype), kRingThreads, kRingThreads, cluster};
 }
 
+/// Where the ring kernel measured ahead of the other wide-row kernels, or level, on the H100:
+/// 16-bit rows more than twice as many as SMs, fp32 rows no more than that.
+bool ring_measured_ahead(const RowwiseProblem& p, const DeviceProps& d) {
+  const bool many_rows = p.rows > 2 * std::int64_t{d.sm_count};
+  return size_of(p.in_dtype) == 2 ? many_rows : !many_rows;
+}
+
 /// block_online over `cluster` blocks per row: 1024 threads for 1 or 2 blocks, 256 for more
 /// (measured best on the H100 at 64x262144 and 512x65536).
 KernelConfig online_config(int pack, int cluster) {
@@ -113,14 +120,13 @@ KernelConfig online_config(int pack, int cluster) {
 KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int pack) {
   const KernelConfig ring = ring_config(p);
   const bool ring_fits = why_not_rowwise(p, d, ring).empty() && ring_shape(p, ring).chunks <= 2;
-  const bool many_rows = p.rows > 2 * std::int64_t{d.sm_count};
+  if (ring_fits && ring_measured_ahead(p, d)) return ring;
   if (size_of(p.in_dtype) == 2) {
-    if (many_rows && ring_fits) return ring;
     int cluster = 1;  // enough blocks for half the SMs
     while (cluster < 16 && p.rows * cluster * 2 < d.sm_count) cluster *= 2;
     return online_config(pack, cluster);
   }
-  if (!many_rows) return ring_fits ? ring : online_config(pack, 8);
+  if (p.rows <= 2 * std::int64_t{d.sm_count}) return online_config(pack, 8);
   const int cluster = std::max(2, smallest_cluster(p.cols * size_of(p.in_dtype), 32 * 1024));
   return {Algorithm::kClusterSmem, pack, 256, 256, cluster};
 }
@@ -434,10 +440,8 @@ void add_stream_candidates(const RowwiseProblem& p, int pack, std::vector<Kernel
 /// compiles past one round on 16 cores.
 void add_ring_candidate(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
   const KernelConfig ring = ring_config(p);
-  const bool many_rows = p.rows > 2 * std::int64_t{d.sm_count};
-  const bool measured_ahead = size_of(p.in_dtype) == 2 ? many_rows : !many_rows;
   if (p.cols * size_of(p.in_dtype) >= kOnlineMinRowBytes && p.rows * ring.cluster * 2 >= d.sm_count &&
-      measured_ahead)
+      ring_measured_ahead(p, d))
     out.push_back(ring);
 }
 

@@ -96,12 +96,12 @@ std::int64_t stream_smem_bytes(const RowwiseProblem& problem, const KernelConfig
 }
 
 RingShape ring_shape(const RowwiseProblem& problem, const KernelConfig& config) noexcept {
-  // As in row_ring.cuh's RingLayout: 16-byte packs, slices rounded up to whole packs.
+  // As in row_ring.cuh's RingLayout: slices rounded up to whole 16-byte packs, as the stream
+  // kernel's are.
   RingShape shape;
   const std::int64_t size = size_of(problem.in_dtype);
   const std::int64_t pack = 16 / size;
-  const int cluster = std::max(config.cluster, 1);
-  shape.slice_cols = ((problem.cols + cluster - 1) / cluster + pack - 1) / pack * pack;
+  shape.slice_cols = stream_slice_cols(problem.cols, problem.in_dtype, std::max(config.cluster, 1));
   const std::int64_t chunk_cols = kRingChunkBytes / size;
   shape.chunks = (shape.slice_cols + chunk_cols - 1) / chunk_cols;
   shape.values_per_thread =
