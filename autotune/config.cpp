@@ -10,13 +10,14 @@ namespace kjit {
 
 bool KernelConfig::operator==(const KernelConfig& other) const noexcept {
   return algorithm == other.algorithm && pack == other.pack && threads == other.threads &&
-         group == other.group && cluster == other.cluster;
+         group == other.group && cluster == other.cluster && cluster_grid == other.cluster_grid;
 }
 
 std::string KernelConfig::to_string() const {
   return std::string(kjit::to_string(algorithm)) + " pack=" + std::to_string(pack) +
          " threads=" + std::to_string(threads) + " group=" + std::to_string(group) +
-         " cluster=" + std::to_string(cluster);
+         " cluster=" + std::to_string(cluster) +
+         (cluster_grid == ClusterGrid::kPerRow ? " grid=per_row" : "");
 }
 
 std::string KernelConfig::to_json() const {
@@ -24,7 +25,8 @@ std::string KernelConfig::to_json() const {
                                  {"pack", pack},
                                  {"threads", threads},
                                  {"group", group},
-                                 {"cluster", cluster}};
+                                 {"cluster", cluster},
+                                 {"cluster_grid", kjit::to_string(cluster_grid)}};
   return json.dump();
 }
 
@@ -49,6 +51,9 @@ KernelConfig KernelConfig::from_json(const std::string& text) {
     config.threads = int_field(json, "threads");
     config.group = int_field(json, "group");
     config.cluster = int_field(json, "cluster");
+    // Records written before the field existed were timed on the resident grid.
+    if (json.contains("cluster_grid"))
+      config.cluster_grid = parse_cluster_grid(json.at("cluster_grid").get<std::string>());
     return config;
   } catch (const nlohmann::json::exception& e) {
     throw Error(Status::kErrorInvalidArgument,
@@ -85,7 +90,7 @@ TopkConfig TopkConfig::from_json(const std::string& text) {
 
 std::size_t KernelConfigHash::operator()(const KernelConfig& config) const noexcept {
   std::size_t h = std::hash<int>()(static_cast<int>(config.algorithm));
-  for (int field : {config.pack, config.threads, config.group, config.cluster})
+  for (int field : {config.pack, config.threads, config.group, config.cluster, static_cast<int>(config.cluster_grid)})
     h = h * 1000003u ^ std::hash<int>()(field);
   return h;
 }

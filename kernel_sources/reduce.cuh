@@ -34,27 +34,44 @@ __device__ __forceinline__ float warp_all_reduce(float v, Op op) {
   return v;
 }
 
-/// All-reduce over the whole block of Threads threads. Safe to call back to back: a thread can
-/// only overwrite `partial` after every thread has passed the barrier that ends the last call.
-template <int Threads, typename Op>
-__device__ __forceinline__ float block_all_reduce(float v, Op op) {
+/// Shared memory of an all-reduce over the warps of Threads threads.
+template <int Threads>
+struct WarpPartials {
+  float partial[Threads / 32];
+  float result;
+};
+
+/// All-reduce over threads 0 .. Threads - 1, which meet at `sync()` (a barrier of exactly those
+/// threads). Safe to call back to back on the same `partials`: a thread can only overwrite a
+/// partial after every thread has passed the barrier that ends the last call.
+template <int Threads, typename Op, typename Sync>
+__device__ __forceinline__ float warps_all_reduce(float v, Op op, WarpPartials<Threads>& partials, Sync sync) {
   static_assert(Threads % 32 == 0 && Threads <= 1024,
-                "block_all_reduce: Threads must be a multiple of 32, at most 1024");
+                "warps_all_reduce: Threads must be a multiple of 32, at most 1024");
   v = warp_all_reduce<32>(v, op);
   if (Threads == 32) return v;
-  constexpr int kWarps = Threads / 32;
-  __shared__ float partial[kWarps];
-  __shared__ float result;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) partial[warp] = v;
-  __syncthreads();
+  if (lane == 0) partials.partial[warp] = v;
+  sync();
   if (warp == 0) {
-    float w = lane < kWarps ? partial[lane] : Op::identity();
+    float w = lane < Threads / 32 ? partials.partial[lane] : Op::identity();
     w = warp_all_reduce<32>(w, op);
-    if (lane == 0) result = w;
+    if (lane == 0) partials.result = w;
   }
-  __syncthreads();
-  return result;
+  sync();
+  return partials.result;
+}
+
+/// The block barrier, for the reductions over the whole block.
+struct BlockSync {
+  __device__ __forceinline__ void operator()() const { __syncthreads(); }
+};
+
+/// All-reduce over the whole block of Threads threads; safe to call back to back.
+template <int Threads, typename Op>
+__device__ __forceinline__ float block_all_reduce(float v, Op op) {
+  __shared__ WarpPartials<Threads> partials;
+  return warps_all_reduce<Threads>(v, op, partials, BlockSync());
 }
 
 /// All-reduce over a group of GroupThreads consecutive threads: a part of a warp, or the block.

@@ -114,24 +114,37 @@ __device__ __forceinline__ OnlineStats warp_merge(OnlineStats s) {
   return s;
 }
 
+/// Shared memory of a merge over the warps of Threads threads.
+template <int Threads>
+struct WarpStats {
+  OnlineStats partial[Threads / 32];
+  OnlineStats result;
+};
+
+/// Merges OnlineStats over threads 0 .. Threads - 1, which meet at `sync()` (a barrier of exactly
+/// those threads); safe to call back to back on the same `partials`, as warps_all_reduce.
+template <int Threads, typename Sync>
+__device__ __forceinline__ OnlineStats warps_merge(OnlineStats s, WarpStats<Threads>& partials, Sync sync) {
+  static_assert(Threads % 32 == 0 && Threads <= 1024, "warps_merge: Threads must be a multiple of 32, at most 1024");
+  s = warp_merge<32>(s);
+  if (Threads == 32) return s;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) partials.partial[warp] = s;
+  sync();
+  if (warp == 0) {
+    OnlineStats w = lane < Threads / 32 ? partials.partial[lane] : OnlineStats::empty();
+    w = warp_merge<32>(w);
+    if (lane == 0) partials.result = w;
+  }
+  sync();
+  return partials.result;
+}
+
 /// Merges OnlineStats across the whole block.
 template <int Threads>
 __device__ __forceinline__ OnlineStats block_merge(OnlineStats s) {
-  s = warp_merge<32>(s);
-  if (Threads == 32) return s;
-  constexpr int kWarps = Threads / 32;
-  __shared__ float maxes[kWarps], sums[kWarps];
-  __shared__ OnlineStats result;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) { maxes[warp] = s.max; sums[warp] = s.sum; }
-  __syncthreads();
-  if (warp == 0) {
-    OnlineStats w = lane < kWarps ? OnlineStats{maxes[lane], sums[lane]} : OnlineStats::empty();
-    w = warp_merge<32>(w);
-    if (lane == 0) result = w;
-  }
-  __syncthreads();
-  return result;
+  __shared__ WarpStats<Threads> partials;
+  return warps_merge<Threads>(s, partials, BlockSync());
 }
 
 /// Merges (max, sum) over the cluster: each block's thread 0 publishes its pair in its set of

@@ -76,6 +76,20 @@ Algorithm parse_algorithm(const std::string& text) {
                   "stream, ring");
 }
 
+const char* to_string(ClusterGrid grid) noexcept {
+  switch (grid) {
+    case ClusterGrid::kResident: return "resident";
+    case ClusterGrid::kPerRow: return "per_row";
+  }
+  return "unknown";
+}
+
+ClusterGrid parse_cluster_grid(const std::string& text) {
+  for (ClusterGrid grid : {ClusterGrid::kResident, ClusterGrid::kPerRow})
+    if (text == to_string(grid)) return grid;
+  throw Error(Status::kErrorInvalidArgument, "cluster grid '" + text + "' is not one of resident, per_row");
+}
+
 const char* to_string(TopkAlgorithm algorithm) noexcept {
   switch (algorithm) {
     case TopkAlgorithm::kAuto: return "auto";

@@ -115,8 +115,10 @@ KernelConfig online_config(int pack, int cluster) {
 ///  - fp32 rows, while they are few: the ring kernel (64x262144 over clusters of 16: 47.7
 ///    against 58.9 read twice; 64x128256 over clusters of 8: 26.1 against 33.6), else two
 ///    passes over clusters of 8;
-///  - more fp32 rows: slices of about 32 KB in shared memory over a cluster (softmax 99.8
-///    against 102-103 with slices in registers over 8 blocks, 103-108 for the ring kernel).
+///  - more fp32 rows: slices of up to 64 KB in shared memory over a cluster of 512-thread
+///    blocks, a cluster a row (f32 512x65536, clusters of 4: 93.8 against 102.3 on resident
+///    clusters walking the rows; 100.3 for slices of 32 KB over 8 blocks, resident; 96.8 with
+///    slices in registers over 4 blocks, a cluster a row; 103-108 for the ring kernel).
 KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int pack) {
   const KernelConfig ring = ring_config(p);
   const bool ring_fits = why_not_rowwise(p, d, ring).empty() && ring_shape(p, ring).chunks <= 2;
@@ -127,8 +129,8 @@ KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int 
     return online_config(pack, cluster);
   }
   if (p.rows <= 2 * std::int64_t{d.sm_count}) return online_config(pack, 8);
-  const int cluster = std::max(2, smallest_cluster(p.cols * size_of(p.in_dtype), 32 * 1024));
-  return {Algorithm::kClusterSmem, pack, 256, 256, cluster};
+  const int cluster = std::max(2, smallest_cluster(p.cols * size_of(p.in_dtype), kTargetSliceBytes));
+  return {Algorithm::kClusterSmem, pack, 512, 512, cluster, ClusterGrid::kPerRow};
 }
 
 KernelConfig fit_warp(const RowwiseProblem& p, int pack) {
@@ -197,6 +199,9 @@ std::string why_not_threads(const KernelConfig& c) {
                          c.algorithm == Algorithm::kStream || c.algorithm == Algorithm::kBlockOnline ||
                          c.algorithm == Algorithm::kRing;
   if (!clustered && c.cluster != 1) return "cluster must be 1";
+  const bool cluster_kernel = c.algorithm == Algorithm::kCluster || c.algorithm == Algorithm::kClusterSmem;
+  if (c.cluster_grid != ClusterGrid::kResident && !cluster_kernel)
+    return "cluster_grid per_row applies to the cluster and cluster_smem algorithms only";
   return {};
 }
 
@@ -322,6 +327,7 @@ KernelConfig complete_rowwise_config(const RowwiseProblem& p, const DeviceProps&
   else if (partial.algorithm == Algorithm::kStream && fitted.group > 32)
     fitted.group = fitted.threads;
   if (partial.cluster > 0) fitted.cluster = partial.cluster;
+  fitted.cluster_grid = partial.cluster_grid;
   return fitted;
 }
 
@@ -402,20 +408,34 @@ void add_register_candidates(const RowwiseProblem& p, int pack, std::vector<Kern
     out.push_back({Algorithm::kBlockRegs, pack, 256, 256, 1});
 }
 
+/// With more rows than SMs, cluster kernels at the widest pack go on both grids (the second
+/// runs the same compiled kernel, so it costs a timing, not a compile); with fewer, the resident
+/// clusters take the rows in one or two rounds and the grids hardly differ. Which grid wins
+/// varies: at f32 512x65536 a cluster a row took cluster over 4 blocks of 512 threads from
+/// 101.7 to 96.8 us and cluster_smem over 8 blocks of 256 from 100.3 to 98.6, but cluster_smem
+/// over 4 blocks of 256 from 100.3 to 103.3; at bf16 2048x16384 every cluster kernel lost 1-3%.
+/// (The heuristic's pick for many fp32 rows, first among the candidates, is cluster_smem over
+/// 512-thread blocks a cluster a row: 93.8 us there.)
 void add_cluster_candidates(const RowwiseProblem& p, const DeviceProps& d, int pack,
                             std::vector<KernelConfig>& out) {
   const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
+  auto add_both_grids = [&](KernelConfig config) {
+    out.push_back(config);
+    if (pack != p.max_pack || p.rows <= d.sm_count) return;
+    config.cluster_grid = ClusterGrid::kPerRow;
+    out.push_back(config);
+  };
   for (int cluster : {2, 4, 8, 16}) {
     // Clusters of 16 fit the device a few at a time: measured behind with more rows than SMs.
     if (cluster == 16 && p.rows > d.sm_count) break;
     const std::int64_t slice = cluster_slice(p.cols, pack, cluster);
     for (int threads : register_threads(slice, pack)) {  // the fewest threads that hold it
-      out.push_back({Algorithm::kCluster, pack, threads, threads, cluster});
+      add_both_grids({Algorithm::kCluster, pack, threads, threads, cluster});
       break;
     }
     const std::int64_t slice_bytes = row_bytes / cluster;  // smaller ones measured far behind
     if (slice_bytes >= 32 * 1024 && slice_bytes <= 96 * 1024)
-      out.push_back({Algorithm::kClusterSmem, pack, 256, 256, cluster});
+      add_both_grids({Algorithm::kClusterSmem, pack, 256, 256, cluster});
   }
 }
 

@@ -68,8 +68,10 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
                          config.algorithm == Algorithm::kStream ||
                          config.algorithm == Algorithm::kBlockOnline || config.algorithm == Algorithm::kRing;
   shape.cluster = clustered ? config.cluster : 1;
+  const bool cluster_kernel = config.algorithm == Algorithm::kCluster || config.algorithm == Algorithm::kClusterSmem;
   shape.persistent = config.algorithm == Algorithm::kStream || config.algorithm == Algorithm::kBlockOnline ||
-                     config.algorithm == Algorithm::kRing;
+                     config.algorithm == Algorithm::kRing ||
+                     (cluster_kernel && config.cluster_grid == ClusterGrid::kResident);
   // About two resident blocks per SM: enough to overlap one block's barriers with another's
   // loads. Loading the kernel replaces this with the occupancy the driver reports.
   shape.max_clusters = std::max(1, 2 * sm_count / shape.cluster);
@@ -116,7 +118,7 @@ std::int64_t smem_slice_cols(std::int64_t cols, int pack, int cluster) noexcept 
 
 std::int64_t rowwise_grid(const LaunchShape& shape, std::int64_t rows) noexcept {
   constexpr std::int64_t kMaxGrid = 0x7fffffff;
-  if (shape.cluster > 1 || shape.persistent) {
+  if (shape.persistent) {
     // As few resident groups as finish the tiles in the same number of rounds: 64 rows on 30
     // resident clusters take 3 rounds either way, and 22 clusters do it with fewer rows in
     // flight at once (block_online, 64x262144 f32, clusters of 8 on the H100: 60 vs 69 us).
@@ -125,7 +127,7 @@ std::int64_t rowwise_grid(const LaunchShape& shape, std::int64_t rows) noexcept 
     const std::int64_t rounds = std::max<std::int64_t>(1, (tiles + resident - 1) / resident);
     return (tiles + rounds - 1) / rounds * shape.cluster;
   }
-  const std::int64_t blocks = (rows + shape.rows_per_block - 1) / shape.rows_per_block;
+  const std::int64_t blocks = (rows + shape.rows_per_block - 1) / shape.rows_per_block * shape.cluster;
   return std::min(blocks, kMaxGrid);
 }
 

@@ -22,13 +22,15 @@ struct LaunchShape {
   int rows_per_block = 1;   ///< rows handled by one block per step (groups per block)
   int cluster = 1;          ///< blocks per row (cluster size)
   int dynamic_smem = 0;     ///< bytes
-  int max_clusters = 1 << 30;  ///< resident clusters that walk the rows (cluster kernels)
-  bool persistent = false;  ///< resident blocks walk the rows even without a cluster (kStream,
-                            ///< kBlockOnline)
+  int max_clusters = 1 << 30;  ///< clusters (or blocks) resident at once, for persistent grids
+  /// Resident blocks (or clusters) walk the rows: kStream, kBlockOnline, kRing, and the cluster
+  /// kernels on ClusterGrid::kResident. Otherwise a block (or cluster) per row tile.
+  bool persistent = false;
 };
 
 KernelSpec rowwise_kernel_spec(const RowwiseProblem& problem, const KernelConfig& config);
-/// `sm_count` sizes the grid of cluster kernels, whose clusters stay resident and loop over rows.
+/// `sm_count` sizes the grid of persistent kernels, whose blocks or clusters stay resident and
+/// loop over rows.
 LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConfig& config,
                                  int sm_count);
 

@@ -24,6 +24,8 @@ std::vector<KernelConfig> sample_configs() {
       {Algorithm::kCluster, 4, 1024, 1024, 8},
       {Algorithm::kCluster, 4, 1024, 1024, 16},
       {Algorithm::kClusterSmem, 8, 512, 512, 4},
+      {Algorithm::kClusterSmem, 8, 512, 512, 4, ClusterGrid::kPerRow},
+      {Algorithm::kCluster, 4, 1024, 1024, 8, ClusterGrid::kPerRow},
   };
 }
 
@@ -47,6 +49,8 @@ TEST_CASE("equality compares every field") {
   CHECK(base != KernelConfig{Algorithm::kWarp, 4, 256, 32, 1});
   CHECK(base != KernelConfig{Algorithm::kWarp, 4, 128, 16, 1});
   CHECK(base != KernelConfig{Algorithm::kWarp, 4, 128, 32, 2});
+  CHECK(KernelConfig{Algorithm::kCluster, 4, 512, 512, 4} !=
+        KernelConfig{Algorithm::kCluster, 4, 512, 512, 4, ClusterGrid::kPerRow});
   CHECK(KernelConfig{} == KernelConfig{Algorithm::kAuto, 0, 0, 0, 0});
 }
 
@@ -71,6 +75,8 @@ TEST_CASE("to_string spells every field") {
         "warp pack=4 threads=128 group=32 cluster=1");
   CHECK(KernelConfig{Algorithm::kCluster, 2, 512, 512, 8}.to_string() ==
         "cluster pack=2 threads=512 group=512 cluster=8");
+  CHECK(KernelConfig{Algorithm::kClusterSmem, 4, 512, 512, 4, ClusterGrid::kPerRow}.to_string() ==
+        "cluster_smem pack=4 threads=512 group=512 cluster=4 grid=per_row");
 }
 
 TEST_CASE("JSON round trip") {
@@ -85,6 +91,9 @@ TEST_CASE("JSON round trip") {
   CHECK(KernelConfig::from_json(
             " { \"cluster\": 1, \"group\": 32, \"threads\": 128, \"pack\": 4,\n"
             "   \"algorithm\": \"warp\" } ") == KernelConfig{Algorithm::kWarp, 4, 128, 32, 1});
+  // Records from before the grid was a choice were timed on the resident grid.
+  CHECK(KernelConfig::from_json(R"({"algorithm":"cluster","pack":4,"threads":512,"group":512,"cluster":4})") ==
+        KernelConfig{Algorithm::kCluster, 4, 512, 512, 4, ClusterGrid::kResident});
 }
 
 TEST_CASE("from_json rejects malformed text") {
@@ -102,6 +111,8 @@ TEST_CASE("from_json rejects malformed text") {
       R"({"algorithm":"warp","pack":"four","threads":128,"group":32,"cluster":1})",
       R"({"algorithm":"warp","pack":4,"threads":128,"group":32,"cluster":1)",      // unterminated
       R"({"algorithm":"warp","pack":4,"threads":128,"group":32,"cluster":1} x)",   // trailing text
+      R"({"algorithm":"cluster","pack":4,"threads":512,"group":512,"cluster":4,"cluster_grid":"rows"})",
+      R"({"algorithm":"cluster","pack":4,"threads":512,"group":512,"cluster":4,"cluster_grid":1})",
   };
   for (const char* text : bad) {
     const std::string shown = text;

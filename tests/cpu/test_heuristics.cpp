@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -241,7 +242,8 @@ TEST_CASE("the ring kernel takes wide rows where it measured ahead on the H100")
   CHECK(chosen(DType::kBF16, 512, 65536) == KernelConfig{Algorithm::kRing, 8, 512, 512, 2});
   // Not where it tied or trailed: few 16-bit rows, many fp32 ones, rows a block holds.
   CHECK(chosen(DType::kBF16, 64, 262144).algorithm == Algorithm::kBlockOnline);
-  CHECK(chosen(DType::kF32, 512, 65536).algorithm == Algorithm::kClusterSmem);
+  CHECK(chosen(DType::kF32, 512, 65536) ==
+        KernelConfig{Algorithm::kClusterSmem, 4, 512, 512, 4, ClusterGrid::kPerRow});
   CHECK(chosen(DType::kBF16, 1024, 32000).algorithm == Algorithm::kStream);
   // Rows wider than 16 slices of two chunks go back to reading twice.
   CHECK(chosen(DType::kF32, 64, 1 << 20).algorithm == Algorithm::kBlockOnline);
@@ -325,16 +327,22 @@ TEST_CASE("candidate spaces stay small enough to tune a shape in about a second"
       std::string names;
       for (const auto& c : candidates) names += "\n  " + c.to_string();
       INFO(std::string(to_string(dtype)) << " " << shape[0] << "x" << shape[1] << ":" << names);
-      // One round of compiles on the GPU machine's 16 cores: a 17th candidate cost a second
-      // round, and 20 candidates took 1.6-2.0 s to tune on the H100.
-      CHECK(candidates.size() <= 16);
+      // One round of compiles on the GPU machine's 16 cores: a 17th kernel cost a second round,
+      // and 20 compiled candidates took 1.6-2.0 s to tune on the H100. A candidate that differs
+      // from another only in its grid runs the same kernel and costs a timing alone.
+      std::set<std::string> kernels;
+      for (const auto& c : candidates) kernels.insert(rowwise_kernel_spec(p, c).name_expression);
+      CHECK(kernels.size() <= 16);
+      CHECK(candidates.size() <= 22);
       CHECK(candidates.size() >= 4);
-      MESSAGE(std::string(to_string(dtype)) << " " << shape[0] << "x" << shape[1] << ": " << candidates.size() << " candidates");
+      MESSAGE(std::string(to_string(dtype)) << " " << shape[0] << "x" << shape[1] << ": " << candidates.size()
+                                            << " candidates, " << kernels.size() << " kernels");
     }
 }
 
 TEST_CASE("row-walking grids take the fewest groups that finish in the same rounds") {
   LaunchShape clusters;
+  clusters.persistent = true;
   clusters.cluster = 8;
   clusters.max_clusters = 30;
   CHECK(rowwise_grid(clusters, 64) == 22 * 8);   // 3 rounds either way
@@ -358,4 +366,29 @@ TEST_CASE("row-walking grids take the fewest groups that finish in the same roun
 
   LaunchShape plain;  // one block per row, no walking
   CHECK(rowwise_grid(plain, 1000) == 1000);
+  LaunchShape per_row = clusters;  // a cluster a row
+  per_row.persistent = false;
+  CHECK(rowwise_grid(per_row, 64) == 64 * 8);
+  CHECK(rowwise_grid(per_row, 1000) == 1000 * 8);
+}
+
+TEST_CASE("a cluster kernel's grid follows its config") {
+  const DeviceProps h100 = nominal_device(90);
+  const RowwiseProblem p{RowOp::kSoftmax, DType::kF32, DType::kF32, 512, 65536, 4};
+  KernelConfig config{Algorithm::kClusterSmem, 4, 512, 512, 4};
+  CHECK(rowwise_launch_shape(p, config, h100.sm_count).persistent);
+  config.cluster_grid = ClusterGrid::kPerRow;
+  const LaunchShape shape = rowwise_launch_shape(p, config, h100.sm_count);
+  CHECK_FALSE(shape.persistent);
+  CHECK(rowwise_grid(shape, p.rows) == 512 * 4);
+  // Only the cluster kernels walk rows either way; the others' grids are part of their design.
+  CHECK(why_not_rowwise(p, h100, config).empty());
+  config.algorithm = Algorithm::kCluster;
+  CHECK(why_not_rowwise(p, h100, config).empty());
+  for (Algorithm other : {Algorithm::kBlockOnline, Algorithm::kStream, Algorithm::kRing, Algorithm::kBlockSmem}) {
+    KernelConfig c = complete_rowwise_config(p, h100, KernelConfig{other});
+    c.cluster_grid = ClusterGrid::kPerRow;
+    CAPTURE(c.to_string());
+    CHECK(why_not_rowwise(p, h100, c).find("cluster_grid") != std::string::npos);
+  }
 }

@@ -206,16 +206,18 @@ std::vector<KernelConfig> ring_layouts(DType dtype) {
   return layouts;
 }
 
-// The row held over a cluster (registers, shared memory) at every cluster size, several rows
-// per cluster where rows outnumber the resident clusters; and a block per row at 256 threads,
-// up to 64 values a thread in registers, a tuning candidate the forced configs above miss.
+// The row held over a cluster (registers, shared memory) at every cluster size, on both grids:
+// resident clusters walking several rows each where rows outnumber them, and a cluster a row;
+// and a block per row at 256 threads, up to 64 values a thread in registers, a tuning candidate
+// the forced configs above miss.
 std::vector<KernelConfig> cluster_and_block_layouts(int pack) {
   std::vector<KernelConfig> layouts;
   for (int threads : {128, 512})
-    for (int cluster : {2, 4, 8, 16}) {
-      layouts.push_back({Algorithm::kCluster, pack, threads, threads, cluster});
-      layouts.push_back({Algorithm::kClusterSmem, pack, threads, threads, cluster});
-    }
+    for (int cluster : {2, 4, 8, 16})
+      for (ClusterGrid grid : {ClusterGrid::kResident, ClusterGrid::kPerRow}) {
+        layouts.push_back({Algorithm::kCluster, pack, threads, threads, cluster, grid});
+        layouts.push_back({Algorithm::kClusterSmem, pack, threads, threads, cluster, grid});
+      }
   layouts.push_back({Algorithm::kBlockRegs, pack, 256, 256, 1});
   layouts.push_back({Algorithm::kBlockSmem, pack, 256, 256, 1});
   return layouts;

@@ -29,6 +29,17 @@ const char* to_string(Algorithm algorithm) noexcept;
 /// Parses the names above; throws Error(kErrorInvalidArgument) otherwise.
 Algorithm parse_algorithm(const std::string& text);
 
+/// How the grid of a cluster kernel (kCluster, kClusterSmem) covers the rows.
+enum class ClusterGrid : int {
+  kResident = 0,  ///< the clusters that fit at once, each walking the rows in a fixed order
+  kPerRow = 1,    ///< one cluster a row: the hardware hands rows to SMs as they free up
+};
+
+/// "resident", "per_row".
+const char* to_string(ClusterGrid grid) noexcept;
+/// Parses the names above; throws Error(kErrorInvalidArgument) otherwise.
+ClusterGrid parse_cluster_grid(const std::string& text);
+
 /// One point of a kernel's configuration space: a value type, the unit of tuning and caching.
 /// Zero fields mean "choose for me" when a config is handed to the runtime to force a variant.
 struct KernelConfig {
@@ -38,10 +49,13 @@ struct KernelConfig {
   int group = 0;    ///< threads per row (kWarp: 1..32; kStream: 8..32 or threads; else == threads)
   int cluster = 0;  ///< blocks per row (kCluster, kClusterSmem: 2..16; kStream, kBlockOnline,
                     ///< kRing: 1..16; else 1)
+  /// kCluster, kClusterSmem only; the other algorithms' grids are fixed by their design. Not a
+  /// template argument: both grids run the same compiled kernel.
+  ClusterGrid cluster_grid = ClusterGrid::kResident;
 
   bool operator==(const KernelConfig& other) const noexcept;
   bool operator!=(const KernelConfig& other) const noexcept { return !(*this == other); }
-  /// e.g. "warp pack=4 threads=128 group=32 cluster=1".
+  /// e.g. "warp pack=4 threads=128 group=32 cluster=1"; " grid=per_row" follows for kPerRow.
   std::string to_string() const;
   /// Compact JSON object text, e.g. {"algorithm":"warp","pack":4,...}.
   std::string to_json() const;
