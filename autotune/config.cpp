@@ -90,7 +90,8 @@ TopkConfig TopkConfig::from_json(const std::string& text) {
 
 std::size_t KernelConfigHash::operator()(const KernelConfig& config) const noexcept {
   std::size_t h = std::hash<int>()(static_cast<int>(config.algorithm));
-  for (int field : {config.pack, config.threads, config.group, config.cluster, static_cast<int>(config.cluster_grid)})
+  const int grid = static_cast<int>(config.cluster_grid);
+  for (int field : {config.pack, config.threads, config.group, config.cluster, grid})
     h = h * 1000003u ^ std::hash<int>()(field);
   return h;
 }

@@ -45,7 +45,8 @@ struct WarpPartials {
 /// threads). Safe to call back to back on the same `partials`: a thread can only overwrite a
 /// partial after every thread has passed the barrier that ends the last call.
 template <int Threads, typename Op, typename Sync>
-__device__ __forceinline__ float warps_all_reduce(float v, Op op, WarpPartials<Threads>& partials, Sync sync) {
+__device__ __forceinline__ float warps_all_reduce(float v, Op op, WarpPartials<Threads>& partials,
+                                                  Sync sync) {
   static_assert(Threads % 32 == 0 && Threads <= 1024,
                 "warps_all_reduce: Threads must be a multiple of 32, at most 1024");
   v = warp_all_reduce<32>(v, op);

@@ -125,7 +125,8 @@ struct WarpStats {
 /// those threads); safe to call back to back on the same `partials`, as warps_all_reduce.
 template <int Threads, typename Sync>
 __device__ __forceinline__ OnlineStats warps_merge(OnlineStats s, WarpStats<Threads>& partials, Sync sync) {
-  static_assert(Threads % 32 == 0 && Threads <= 1024, "warps_merge: Threads must be a multiple of 32, at most 1024");
+  static_assert(Threads % 32 == 0 && Threads <= 1024,
+                "warps_merge: Threads must be a multiple of 32, at most 1024");
   s = warp_merge<32>(s);
   if (Threads == 32) return s;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;

@@ -199,8 +199,7 @@ std::string why_not_threads(const KernelConfig& c) {
                          c.algorithm == Algorithm::kStream || c.algorithm == Algorithm::kBlockOnline ||
                          c.algorithm == Algorithm::kRing;
   if (!clustered && c.cluster != 1) return "cluster must be 1";
-  const bool cluster_kernel = c.algorithm == Algorithm::kCluster || c.algorithm == Algorithm::kClusterSmem;
-  if (c.cluster_grid != ClusterGrid::kResident && !cluster_kernel)
+  if (c.cluster_grid != ClusterGrid::kResident && !takes_cluster_grid(c.algorithm))
     return "cluster_grid per_row applies to the cluster and cluster_smem algorithms only";
   return {};
 }

@@ -68,10 +68,9 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
                          config.algorithm == Algorithm::kStream ||
                          config.algorithm == Algorithm::kBlockOnline || config.algorithm == Algorithm::kRing;
   shape.cluster = clustered ? config.cluster : 1;
-  const bool cluster_kernel = config.algorithm == Algorithm::kCluster || config.algorithm == Algorithm::kClusterSmem;
   shape.persistent = config.algorithm == Algorithm::kStream || config.algorithm == Algorithm::kBlockOnline ||
                      config.algorithm == Algorithm::kRing ||
-                     (cluster_kernel && config.cluster_grid == ClusterGrid::kResident);
+                     (takes_cluster_grid(config.algorithm) && config.cluster_grid == ClusterGrid::kResident);
   // About two resident blocks per SM: enough to overlap one block's barriers with another's
   // loads. Loading the kernel replaces this with the occupancy the driver reports.
   shape.max_clusters = std::max(1, 2 * sm_count / shape.cluster);

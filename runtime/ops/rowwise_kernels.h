@@ -28,6 +28,12 @@ struct LaunchShape {
   bool persistent = false;
 };
 
+/// Whether an algorithm's grid is a choice (KernelConfig::cluster_grid): the cluster kernels
+/// walk the rows whatever the grid; the others' grids are part of their design.
+inline bool takes_cluster_grid(Algorithm algorithm) noexcept {
+  return algorithm == Algorithm::kCluster || algorithm == Algorithm::kClusterSmem;
+}
+
 KernelSpec rowwise_kernel_spec(const RowwiseProblem& problem, const KernelConfig& config);
 /// `sm_count` sizes the grid of persistent kernels, whose blocks or clusters stay resident and
 /// loop over rows.

@@ -92,7 +92,8 @@ TEST_CASE("JSON round trip") {
             " { \"cluster\": 1, \"group\": 32, \"threads\": 128, \"pack\": 4,\n"
             "   \"algorithm\": \"warp\" } ") == KernelConfig{Algorithm::kWarp, 4, 128, 32, 1});
   // Records from before the grid was a choice were timed on the resident grid.
-  CHECK(KernelConfig::from_json(R"({"algorithm":"cluster","pack":4,"threads":512,"group":512,"cluster":4})") ==
+  const char* before_grids = R"({"algorithm":"cluster","pack":4,"threads":512,"group":512,"cluster":4})";
+  CHECK(KernelConfig::from_json(before_grids) ==
         KernelConfig{Algorithm::kCluster, 4, 512, 512, 4, ClusterGrid::kResident});
 }
 

@@ -385,7 +385,8 @@ TEST_CASE("a cluster kernel's grid follows its config") {
   CHECK(why_not_rowwise(p, h100, config).empty());
   config.algorithm = Algorithm::kCluster;
   CHECK(why_not_rowwise(p, h100, config).empty());
-  for (Algorithm other : {Algorithm::kBlockOnline, Algorithm::kStream, Algorithm::kRing, Algorithm::kBlockSmem}) {
+  for (Algorithm other :
+       {Algorithm::kBlockOnline, Algorithm::kStream, Algorithm::kRing, Algorithm::kBlockSmem}) {
     KernelConfig c = complete_rowwise_config(p, h100, KernelConfig{other});
     c.cluster_grid = ClusterGrid::kPerRow;
     CAPTURE(c.to_string());
