@@ -5,13 +5,24 @@
 // one, and still reads and writes every element once.
 #pragma once
 
-#include "pack.cuh"
-#include "row_math.cuh"
+#include "held_row.cuh"
 
 namespace kjit {
 
+/// A block's slice of the row (starting on a pack boundary, so vector loads stay aligned) and
+/// a thread's share of it.
+template <typename In, int Cols, int PackSize, int BlockThreads, int ClusterBlocks>
+struct ClusterRegsShape {
+  static constexpr int kSliceCols =
+      ((Cols + ClusterBlocks - 1) / ClusterBlocks + PackSize - 1) / PackSize * PackSize;
+  static constexpr int kPacks = (kSliceCols + BlockThreads * PackSize - 1) / (BlockThreads * PackSize);
+  static constexpr bool kWords = holds_input_words<In, PackSize, BlockThreads>();
+  static constexpr int kRegisters = kWords ? kPacks * PackSize / 2 : kPacks * PackSize;
+  static constexpr int kMinBlocks = HeldOccupancy<kRegisters, kWords, BlockThreads>::kMinBlocks;
+};
+
 template <int Op, typename IoTypes, int Cols, int PackSize, int BlockThreads, int ClusterBlocks>
-__global__ void __launch_bounds__(BlockThreads)
+__global__ void __launch_bounds__(BlockThreads, ClusterRegsShape<typename IoTypes::in, Cols, PackSize, BlockThreads, ClusterBlocks>::kMinBlocks)
 cluster_regs(const RowParams params) {
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
@@ -19,11 +30,12 @@ cluster_regs(const RowParams params) {
   static_assert(ClusterBlocks >= 2 && ClusterBlocks <= 16, "cluster_regs: 2..16 blocks per row");
   static_assert(PackSize * sizeof(In) <= 16 && PackSize * sizeof(Out) <= 16,
                 "cluster_regs: a pack is at most 16 bytes");
-  // Slices start on pack boundaries so that vector loads stay aligned.
-  constexpr int kSliceCols =
-      ((Cols + ClusterBlocks - 1) / ClusterBlocks + PackSize - 1) / PackSize * PackSize;
-  constexpr int kPacks = (kSliceCols + BlockThreads * PackSize - 1) / (BlockThreads * PackSize);
-  static_assert(kPacks * PackSize <= 64, "cluster_regs: at most 64 values per thread");
+  typedef ClusterRegsShape<In, Cols, PackSize, BlockThreads, ClusterBlocks> Shape;
+  constexpr int kSliceCols = Shape::kSliceCols;
+  constexpr int kPacks = Shape::kPacks;
+  typedef HeldRow<Op, In, kPacks, PackSize, Shape::kWords> Held;
+  static_assert(Shape::kRegisters <= 64,
+                "cluster_regs: at most 64 values per thread (128 of 16 bits held as loaded)");
   __shared__ RowSlots slots;  // by row parity: one cluster barrier a row
 
   const unsigned rank = cluster_block_rank();
@@ -35,21 +47,16 @@ cluster_regs(const RowParams params) {
   int parity = 0;
   for (long long row = blockIdx.x / ClusterBlocks; row < params.rows; row += clusters, parity ^= 1) {
     const In* in = static_cast<const In*>(params.in) + row * params.in_stride;
-    float v[kPacks][PackSize];
-    float first = Math::first_identity();
+    Held held;
 #pragma unroll
-    for (int p = 0; p < kPacks; ++p) {
-      const int col = slice_begin + (p * BlockThreads + threadIdx.x) * PackSize;
-      load_pack<In, PackSize>(in, col, slice_end, Math::first_identity(), v[p]);
-#pragma unroll
-      for (int i = 0; i < PackSize; ++i)
-        first = typename Math::FirstOp()(first, Math::first_term(v[p][i]));
-    }
+    for (int p = 0; p < kPacks; ++p)
+      held.load(p, in, slice_begin + (p * BlockThreads + threadIdx.x) * PackSize, slice_end);
+    float first = held.own_first();
     float finished = 0.0f, factor = 0.0f;
     if constexpr (Math::kTwoStats) {
       // One exchange: each thread's (max, sum) against its own max, merged over the cluster.
       const float own_max = first;
-      OnlineStats row_stats = block_merge<BlockThreads>(OnlineStats{own_max, Math::own_sum(v, own_max)});
+      OnlineStats row_stats = block_merge<BlockThreads>(OnlineStats{own_max, held.own_sum(own_max)});
       row_stats = cluster_merge<ClusterBlocks>(row_stats, slots, parity);
       first = row_stats.max;
       finished = Math::finish(row_stats.sum);
@@ -60,8 +67,8 @@ cluster_regs(const RowParams params) {
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
 #pragma unroll
     for (int p = 0; p < kPacks; ++p)
-      store_held_pack<Op, Out, PackSize>(out, slice_begin + (p * BlockThreads + threadIdx.x) * PackSize,
-                                         slice_end, v[p], first, finished, factor);
+      held.store(p, out, slice_begin + (p * BlockThreads + threadIdx.x) * PackSize, slice_end, first,
+                 finished, factor);
     if constexpr (Op == kOpReduceScale) {
       if (params.scale_out != nullptr && rank == 0 && threadIdx.x == 0) params.scale_out[row] = first;
     }

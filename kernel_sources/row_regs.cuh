@@ -1,38 +1,38 @@
 // SPDX-License-Identifier: Apache-2.0
 // A group of GroupThreads threads per row with the whole row in registers: a part of a warp or
 // a warp (GroupThreads <= 32, several rows per block), or the whole block (GroupThreads ==
-// BlockThreads). One read and one write of the row.
+// BlockThreads). One read and one write of the row; see HeldRow for how values are held.
 #pragma once
 
-#include "pack.cuh"
-#include "row_math.cuh"
+#include "held_row.cuh"
 
 namespace kjit {
 
-/// Blocks an SM should hold, told to the compiler for threads of more than 32 values: as many
-/// as 64K registers hold at the values plus 16 (addresses, statistics). Left alone, it gave
-/// threads of 64 values 128-150 registers (two blocks of 256 an SM instead of three).
-template <int Cols, int PackSize, int GroupThreads, int BlockThreads>
-struct RowRegsOccupancy {
+/// A thread's share of the row: values, whether they stay as loaded words, their registers.
+template <typename In, int Cols, int PackSize, int GroupThreads, int BlockThreads>
+struct RowRegsShape {
   static constexpr int kValues =
       (Cols + GroupThreads * PackSize - 1) / (GroupThreads * PackSize) * PackSize;
-  static constexpr int kByRegisters = 65536 / (BlockThreads * (kValues + 16));
-  static constexpr int kMinBlocks = kValues > 32 && kByRegisters > 1 ? kByRegisters : 0;
+  static constexpr bool kWords = holds_input_words<In, PackSize, GroupThreads>();
+  static constexpr int kRegisters = kWords ? kValues / 2 : kValues;
+  static constexpr int kMinBlocks = HeldOccupancy<kRegisters, kWords, BlockThreads>::kMinBlocks;
 };
 
 template <int Op, typename IoTypes, int Cols, int PackSize, int GroupThreads, int BlockThreads>
-__global__ void __launch_bounds__(BlockThreads, RowRegsOccupancy<Cols, PackSize, GroupThreads, BlockThreads>::kMinBlocks)
+__global__ void __launch_bounds__(BlockThreads, RowRegsShape<typename IoTypes::in, Cols, PackSize, GroupThreads, BlockThreads>::kMinBlocks)
 row_regs(const RowParams params) {
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
   typedef RowMath<Op> Math;
+  typedef RowRegsShape<In, Cols, PackSize, GroupThreads, BlockThreads> Shape;
   static_assert(BlockThreads % GroupThreads == 0, "row_regs: BlockThreads % GroupThreads != 0");
   static_assert(GroupThreads <= 32 || GroupThreads == BlockThreads,
                 "row_regs: a group is part of a warp or the whole block");
   static_assert(PackSize * sizeof(In) <= 16 && PackSize * sizeof(Out) <= 16,
                 "row_regs: a pack is at most 16 bytes");
-  constexpr int kPacks = RowRegsOccupancy<Cols, PackSize, GroupThreads, BlockThreads>::kValues / PackSize;
-  static_assert(kPacks * PackSize <= 64, "row_regs: at most 64 values per thread in registers");
+  static_assert(Shape::kRegisters <= 64,
+                "row_regs: at most 64 values per thread in registers (128 of 16 bits held as loaded)");
+  constexpr int kPacks = Shape::kValues / PackSize;
   constexpr int kGroupsPerBlock = BlockThreads / GroupThreads;
 
   const int lane = threadIdx.x % GroupThreads;
@@ -45,16 +45,10 @@ row_regs(const RowParams params) {
   for (long long row = first_row; row < rows_rounded; row += row_step) {
     const bool live = row < params.rows;
     const In* in = static_cast<const In*>(params.in) + (live ? row : 0) * params.in_stride;
-    float v[kPacks][PackSize];
-    float first = Math::first_identity();
+    HeldRow<Op, In, kPacks, PackSize, Shape::kWords> held;
 #pragma unroll
-    for (int p = 0; p < kPacks; ++p) {
-      const int col = (p * GroupThreads + lane) * PackSize;
-      load_pack<In, PackSize>(in, col, live ? Cols : 0, Math::first_identity(), v[p]);
-#pragma unroll
-      for (int i = 0; i < PackSize; ++i)
-        first = typename Math::FirstOp()(first, Math::first_term(v[p][i]));
-    }
+    for (int p = 0; p < kPacks; ++p) held.load(p, in, (p * GroupThreads + lane) * PackSize, live ? Cols : 0);
+    float first = held.own_first();
     float finished = 0.0f, factor = 0.0f;
     if constexpr (Math::kTwoStats) {
       float own_max = first;
@@ -63,10 +57,10 @@ row_regs(const RowParams params) {
         // Within a warp, a max and then a sum take fewer instructions than merging (max, sum)
         // pairs, which costs exponentials at every step.
         own_max = warp_all_reduce<GroupThreads>(own_max, MaxOp());
-        row_stats = {own_max, warp_all_reduce<GroupThreads>(Math::own_sum(v, own_max), SumOp())};
+        row_stats = {own_max, warp_all_reduce<GroupThreads>(held.own_sum(own_max), SumOp())};
       } else {
         // Across warps, one exchange instead of two: each thread's (max, sum) against its own max.
-        row_stats = block_merge<BlockThreads>(OnlineStats{own_max, Math::own_sum(v, own_max)});
+        row_stats = block_merge<BlockThreads>(OnlineStats{own_max, held.own_sum(own_max)});
       }
       first = row_stats.max;
       finished = Math::finish(row_stats.sum);
@@ -78,8 +72,7 @@ row_regs(const RowParams params) {
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
 #pragma unroll
     for (int p = 0; p < kPacks; ++p)
-      store_held_pack<Op, Out, PackSize>(out, (p * GroupThreads + lane) * PackSize, Cols, v[p],
-                                         first, finished, factor);
+      held.store(p, out, (p * GroupThreads + lane) * PackSize, Cols, first, finished, factor);
     if constexpr (Op == kOpReduceScale) {
       if (params.scale_out != nullptr && lane == 0) params.scale_out[row] = first;
     }

@@ -10,13 +10,17 @@
 namespace kjit {
 namespace {
 
-// Values of the row one thread keeps in registers: up to this many the row-in-registers kernels
-// run without spilling at 1024 threads (64 registers each); the kernels accept up to 64.
-constexpr int kMaxValuesPerThread = 32;
-constexpr int kHardMaxValuesPerThread = 64;
+// Registers a thread of the row-in-registers kernels spends on its values (see
+// held_registers): up to this many they run without spilling at 1024 threads (64 registers
+// each); the kernels accept up to 64.
+constexpr int kMaxHeldRegisters = 32;
+constexpr int kHardMaxHeldRegisters = 64;
 // The heuristics aim at this many bytes of input per thread: enough loads in flight to cover
 // the memory latency, few enough registers for two or more blocks per SM.
 constexpr int kTargetBytesPerThread = 64;
+// A block that holds its 16-bit row as loaded words aims at twice that: the same registers
+// (bf16 1024x32000 on the H100: 46.9 us at 512 threads of 64 values, 50.0 at 1024 of 32).
+constexpr int kTargetWordBytesPerThread = 128;
 // Cluster blocks of at most this many threads, so that an SM holds two or more and one block's
 // cluster barriers overlap another's loads.
 constexpr int kMaxClusterThreads = 512;
@@ -64,6 +68,22 @@ int target_values(const RowwiseProblem& p, int pack) {
   return std::max(kTargetBytesPerThread / size_of(p.in_dtype), pack);
 }
 
+/// Mirrors holds_input_words in kernel_sources/held_row.cuh: 16-bit inputs in packs of whole
+/// 32-bit words, a row over more than a warp, stay as loaded, two values a register.
+bool holds_input_words(const RowwiseProblem& p, int pack, int group) {
+  return size_of(p.in_dtype) == 2 && pack % 2 == 0 && group > 32;
+}
+
+/// Registers a thread spends holding `values` of the row.
+std::int64_t held_registers(const RowwiseProblem& p, int pack, int group, std::int64_t values) {
+  return holds_input_words(p, pack, group) ? ceil_div(values, 2) : values;
+}
+
+/// Registers a thread of `threads` (each its own share of `cols`) spends on its values.
+std::int64_t held_registers_for(const RowwiseProblem& p, std::int64_t cols, int pack, int threads) {
+  return held_registers(p, pack, threads, values_per_thread(cols, pack, threads));
+}
+
 /// The fewest blocks per row (a power of two, at most 16) whose slices hold at most
 /// `max_slice_bytes` of the row.
 int smallest_cluster(std::int64_t row_bytes, std::int64_t max_slice_bytes) {
@@ -77,11 +97,11 @@ int stream_group(const RowwiseProblem& p, int pack) {
   return std::clamp(pow2_ceil(ceil_div(p.cols, pack)), 8, 32);
 }
 
-/// Threads for a block that holds `values` in registers: aim at the target per thread, stay
-/// within max_threads unless the values would not fit, then go up to 1024.
-int block_threads_for(const RowwiseProblem& p, std::int64_t values, int pack, int max_threads) {
-  int threads = std::clamp(pow2_ceil(ceil_div(values, target_values(p, pack))), 128, max_threads);
-  while (threads < 1024 && values_per_thread(values, pack, threads) > kMaxValuesPerThread)
+/// Threads for a block that holds `values` in registers: aim at `target` values per thread,
+/// stay within max_threads unless the values would not fit, then go up to 1024.
+int block_threads_for(const RowwiseProblem& p, std::int64_t values, int pack, int max_threads, int target) {
+  int threads = std::clamp(pow2_ceil(ceil_div(values, target)), 128, max_threads);
+  while (threads < 1024 && held_registers_for(p, values, pack, threads) > kMaxHeldRegisters)
     threads *= 2;
   return threads;
 }
@@ -139,8 +159,11 @@ KernelConfig fit_warp(const RowwiseProblem& p, int pack) {
 }
 
 KernelConfig fit_block(Algorithm algorithm, const RowwiseProblem& p, int pack) {
-  const int threads =
-      algorithm == Algorithm::kBlockRegs ? block_threads_for(p, p.cols, pack, 1024) : 1024;
+  if (algorithm != Algorithm::kBlockRegs) return {algorithm, pack, 1024, 1024, 1};
+  const int target = holds_input_words(p, pack, 1024)
+                         ? std::max(kTargetWordBytesPerThread / size_of(p.in_dtype), pack)
+                         : target_values(p, pack);
+  const int threads = block_threads_for(p, p.cols, pack, 1024, target);
   return {algorithm, pack, threads, threads, 1};
 }
 
@@ -154,8 +177,8 @@ KernelConfig fit_cluster(const RowwiseProblem& p, const DeviceProps& device, int
     if (slice_small && fills_device) break;
     cluster *= 2;
   }
-  const int threads =
-      block_threads_for(p, cluster_slice(p.cols, pack, cluster), pack, kMaxClusterThreads);
+  const int threads = block_threads_for(p, cluster_slice(p.cols, pack, cluster), pack, kMaxClusterThreads,
+                                        target_values(p, pack));
   return {Algorithm::kCluster, pack, threads, threads, cluster};
 }
 
@@ -186,8 +209,9 @@ KernelConfig fit_stream(const RowwiseProblem& p, const DeviceProps& d, int pack)
   return {Algorithm::kStream, pack, kStreamThreads, kStreamThreads, cluster};
 }
 
-bool fits_registers(const KernelConfig& c, std::int64_t cols, int limit) {
-  return values_per_thread(cols, c.pack, c.group) <= limit;
+/// Whether a thread of `c` holds its share of `cols` in at most `limit` registers.
+bool fits_registers(const RowwiseProblem& p, const KernelConfig& c, std::int64_t cols, int limit) {
+  return held_registers_for(p, cols, c.pack, c.group) <= limit;
 }
 
 std::string why_not_threads(const KernelConfig& c) {
@@ -235,7 +259,7 @@ std::string why_not_ring(const RowwiseProblem& p, const DeviceProps& d, const Ke
   const RingShape shape = ring_shape(p, c);
   if ((c.cluster - 1) * shape.slice_cols >= p.cols)
     return "ring: too many blocks per row for " + std::to_string(p.cols) + " columns";
-  if (shape.values_per_thread > kHardMaxValuesPerThread)
+  if (shape.values_per_thread > kHardMaxHeldRegisters)
     return "ring: more than 64 values per thread (" + std::to_string(shape.values_per_thread) + ")";
   if (kRingSmemBytes + kSmemReserve > d.max_smem_per_block)
     return "ring: the ring needs " + std::to_string(kRingSmemBytes) +
@@ -249,12 +273,12 @@ std::string why_not_algorithm(const RowwiseProblem& p, const DeviceProps& d,
     case Algorithm::kWarp:
       if (!is_pow2(c.group) || c.group > 32) return "warp: group must be a power of two <= 32";
       if (c.threads % c.group != 0) return "warp: threads must be a multiple of group";
-      if (!fits_registers(c, p.cols, kHardMaxValuesPerThread))
+      if (!fits_registers(p, c, p.cols, kHardMaxHeldRegisters))
         return "warp: more than 64 values per thread";
       return {};
     case Algorithm::kBlockRegs:
-      if (!fits_registers(c, p.cols, kHardMaxValuesPerThread))
-        return "block_regs: more than 64 values per thread";
+      if (!fits_registers(p, c, p.cols, kHardMaxHeldRegisters))
+        return "block_regs: more than 64 values per thread (128 of 16 bits, held two to a register)";
       return {};
     case Algorithm::kBlockSmem:
     case Algorithm::kClusterSmem: {
@@ -279,9 +303,8 @@ std::string why_not_algorithm(const RowwiseProblem& p, const DeviceProps& d,
       if (d.arch < 90) return "cluster: needs sm_90 or newer";
       if (c.cluster < 2 || c.cluster > 16) return "cluster: 2..16 blocks per row";
       if (p.rows * c.cluster > 0x7fffffff) return "cluster: too many rows for one grid";
-      if (values_per_thread(cluster_slice(p.cols, c.pack, c.cluster), c.pack, c.threads) >
-          kHardMaxValuesPerThread)
-        return "cluster: more than 64 values per thread";
+      if (!fits_registers(p, c, cluster_slice(p.cols, c.pack, c.cluster), kHardMaxHeldRegisters))
+        return "cluster: more than 64 values per thread (128 of 16 bits, held two to a register)";
       return {};
     case Algorithm::kStream: return why_not_stream(p, d, c);
     case Algorithm::kRing: return why_not_ring(p, d, c);
@@ -332,7 +355,7 @@ KernelConfig complete_rowwise_config(const RowwiseProblem& p, const DeviceProps&
 
 KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d) {
   const int pack = p.max_pack;
-  if (KernelConfig warp = fit_warp(p, pack); fits_registers(warp, p.cols, kMaxValuesPerThread))
+  if (KernelConfig warp = fit_warp(p, pack); fits_registers(p, warp, p.cols, kMaxHeldRegisters))
     return warp;
   const bool few_rows = p.rows * 4 <= d.sm_count;
   const bool clusters = d.arch >= 90;
@@ -342,25 +365,16 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
   if (clusters && few_rows && p.cols >= kClusterMinCols) {
     KernelConfig cluster = fit_cluster(p, d, pack);
     if (why_not_rowwise(p, d, cluster).empty() &&
-        values_per_thread(cluster_slice(p.cols, pack, cluster.cluster), pack, cluster.threads) <=
-            kMaxValuesPerThread)
+        fits_registers(p, cluster, cluster_slice(p.cols, pack, cluster.cluster), kMaxHeldRegisters))
       return cluster;
   }
   // Many rows that one block holds in registers. Measured on the H100: a block per row beats
-  // a cluster per row up to 32K f32 columns (93 vs 105 us at 1024x32000); 16-bit rows that
-  // need all 1024 threads go faster streamed through shared memory (53 vs 60 us, bf16), and
-  // those that need 512 go faster on 256 threads of up to 64 values (bf16 2048x16384: 45 vs
-  // 50 us; fp32 rows run the same either way).
+  // a cluster per row up to 32K f32 columns (93 vs 105 us at 1024x32000). 16-bit rows that
+  // need all 1024 threads (past 32K columns) went faster on the wide-row kernels (bf16
+  // 512x65536: the ring kernel 51.5 us, 52.5 here).
   if (KernelConfig regs = fit_block(Algorithm::kBlockRegs, p, pack);
-      fits_registers(regs, p.cols, kMaxValuesPerThread)) {
-    const KernelConfig stream{Algorithm::kStream, pack, 256, 256, 1};
-    if (clusters && half_input && regs.threads == 1024 && why_not_rowwise(p, d, stream).empty())
-      return stream;
-    if (half_input && regs.threads == 512 && fits_registers({Algorithm::kBlockRegs, pack, 256, 256, 1}, p.cols,
-                                                            kHardMaxValuesPerThread))
-      regs.threads = regs.group = 256;
+      fits_registers(p, regs, p.cols, kMaxHeldRegisters) && !(clusters && half_input && regs.threads == 1024))
     return regs;
-  }
   // Rows too wide for one block's registers, measured on the H100 at 512x65536 and 64x262144.
   if (clusters) {
     KernelConfig wide = wide_row_config(p, d, pack);
@@ -382,28 +396,29 @@ std::vector<int> candidate_packs(const RowwiseProblem& p) {
   return {p.max_pack};
 }
 
-/// Threads whose share of the row (or slice) is 8 to 32 values: enough loads in flight, no spills.
-std::vector<int> register_threads(std::int64_t cols, int pack) {
+/// Threads whose share of the row (or slice) is at least 8 values in at most 32 registers:
+/// enough loads in flight, no spills.
+std::vector<int> register_threads(const RowwiseProblem& p, std::int64_t cols, int pack) {
   std::vector<int> threads;
   for (int t : {128, 256, 512, 1024}) {
-    const std::int64_t values = values_per_thread(cols, pack, t);
-    if (values <= kMaxValuesPerThread && (values >= 8 || t == 128)) threads.push_back(t);
+    const bool enough = values_per_thread(cols, pack, t) >= 8 || t == 128;
+    if (enough && held_registers_for(p, cols, pack, t) <= kMaxHeldRegisters) threads.push_back(t);
   }
   return threads;
 }
 
 void add_register_candidates(const RowwiseProblem& p, int pack, std::vector<KernelConfig>& out) {
-  if (KernelConfig warp = fit_warp(p, pack); fits_registers(warp, p.cols, kMaxValuesPerThread)) {
+  if (KernelConfig warp = fit_warp(p, pack); fits_registers(p, warp, p.cols, kMaxHeldRegisters)) {
     out.push_back(warp);
     out.push_back({Algorithm::kWarp, pack, 256, warp.group, 1});
   }
   if (p.cols <= 32 * pack) return;  // narrower rows leave most of a block idle
-  for (int threads : register_threads(p.cols, pack))
+  for (int threads : register_threads(p, p.cols, pack))
     out.push_back({Algorithm::kBlockRegs, pack, threads, threads, 1});
-  // Up to 64 values a thread at 256 threads: three blocks an SM still fit (80 registers).
-  // Measured on the H100 at bf16 2048x16384: 45 us against 50 at 512 threads.
-  const std::int64_t values = values_per_thread(p.cols, pack, 256);
-  if (values > kMaxValuesPerThread && values <= kHardMaxValuesPerThread)
+  // Up to 64 floats a thread at 256 threads: three blocks an SM still fit (80 registers).
+  // Measured on the H100 at bf16 2048x16384 held as floats: 45 us against 50 at 512 threads.
+  const std::int64_t registers = held_registers_for(p, p.cols, pack, 256);
+  if (!holds_input_words(p, pack, 256) && registers > kMaxHeldRegisters && registers <= kHardMaxHeldRegisters)
     out.push_back({Algorithm::kBlockRegs, pack, 256, 256, 1});
 }
 
@@ -428,7 +443,7 @@ void add_cluster_candidates(const RowwiseProblem& p, const DeviceProps& d, int p
     // Clusters of 16 fit the device a few at a time: measured behind with more rows than SMs.
     if (cluster == 16 && p.rows > d.sm_count) break;
     const std::int64_t slice = cluster_slice(p.cols, pack, cluster);
-    for (int threads : register_threads(slice, pack)) {  // the fewest threads that hold it
+    for (int threads : register_threads(p, slice, pack)) {  // the fewest threads that hold it
       add_both_grids({Algorithm::kCluster, pack, threads, threads, cluster});
       break;
     }
@@ -487,7 +502,7 @@ std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const Devi
       candidates.push_back(c);
   };
   consider(choose_rowwise_config(p, d));
-  const bool fits_one_block = values_per_thread(p.cols, p.max_pack, 1024) <= kMaxValuesPerThread;
+  const bool fits_one_block = held_registers_for(p, p.cols, p.max_pack, 1024) <= kMaxHeldRegisters;
   const bool few_rows = p.rows * 4 <= d.sm_count;
   std::vector<KernelConfig> configs;
   for (int pack : candidate_packs(p)) {

@@ -137,6 +137,25 @@ TEST_CASE("16-bit rows a block holds take the fewest threads of up to 64 values"
   }
 }
 
+TEST_CASE("16-bit values held as loaded words count half the registers") {
+  const DeviceProps h100 = nominal_device(90);
+  const RowwiseProblem bf16{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 2048, 16384, 8};
+  const RowwiseProblem f32{RowOp::kSoftmax, DType::kF32, DType::kF32, 2048, 16384, 4};
+  // 128 values a thread: 64 registers as bf16 words, 128 as floats.
+  CHECK(why_not_rowwise(bf16, h100, {Algorithm::kBlockRegs, 8, 128, 128, 1}) == "");
+  CHECK(why_not_rowwise(f32, h100, {Algorithm::kBlockRegs, 4, 32, 32, 1}).find("64 values") != std::string::npos);
+  // Odd packs hold floats, and so does a warp's share of a row.
+  const RowwiseProblem odd{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 2048, 16383, 1};
+  CHECK(why_not_rowwise(odd, h100, {Algorithm::kBlockRegs, 1, 128, 128, 1}).find("64 values") != std::string::npos);
+  CHECK(why_not_rowwise(odd, h100, {Algorithm::kBlockRegs, 1, 256, 256, 1}) == "");
+  const RowwiseProblem warp_rows{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 2048, 4096, 8};
+  CHECK(why_not_rowwise(warp_rows, h100, {Algorithm::kWarp, 8, 128, 32, 1}).find("64 values") != std::string::npos);
+  // Cluster slices too: 32768 bf16 columns a block over 256 threads is 128 values.
+  const RowwiseProblem wide{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 512, 65536, 8};
+  CHECK(why_not_rowwise(wide, h100, {Algorithm::kCluster, 8, 256, 256, 2}) == "");
+  CHECK(why_not_rowwise(wide, h100, {Algorithm::kCluster, 8, 128, 128, 2}).find("64 values") != std::string::npos);
+}
+
 TEST_CASE("nominal devices look like their archs") {
   const DeviceProps a100 = nominal_device(80);
   const DeviceProps h100 = nominal_device(90);
@@ -244,7 +263,7 @@ TEST_CASE("the ring kernel takes wide rows where it measured ahead on the H100")
   CHECK(chosen(DType::kBF16, 64, 262144).algorithm == Algorithm::kBlockOnline);
   CHECK(chosen(DType::kF32, 512, 65536) ==
         KernelConfig{Algorithm::kClusterSmem, 4, 512, 512, 4, ClusterGrid::kPerRow});
-  CHECK(chosen(DType::kBF16, 1024, 32000).algorithm == Algorithm::kStream);
+  CHECK(chosen(DType::kBF16, 1024, 32000) == KernelConfig{Algorithm::kBlockRegs, 8, 512, 512, 1});
   // Rows wider than 16 slices of two chunks go back to reading twice.
   CHECK(chosen(DType::kF32, 64, 1 << 20).algorithm == Algorithm::kBlockOnline);
   // Mixed element sizes cannot write outputs over inputs.

@@ -238,6 +238,8 @@ TEST_CASE("every stream, block_online, ring, cluster and block layout matches th
     for (std::int64_t rows : {1, 5, 300}) units.push_back({DType::kF32, DType::kF32, rows, cols});
   for (std::int64_t cols : {33, 1000, 1025, 50256})
     for (std::int64_t rows : {1, 5, 300}) units.push_back({DType::kBF16, DType::kBF16, rows, cols});
+  // fp16 rows held as loaded words (HeldRow) convert differently from bf16 ones.
+  for (std::int64_t cols : {1000, 50256}) units.push_back({DType::kF16, DType::kF16, 5, cols});
   std::vector<std::unique_ptr<RowBatch>> batches;
   struct Job {
     std::size_t unit;

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+// A thread's share of a row kept in registers from its read to its write (row_regs and
+// cluster_regs). 16-bit inputs spread over more than a warp stay as loaded, two values to a
+// register: a block then holds its row in half the registers, so an SM keeps twice as many
+// rows in flight (H100, bf16 1024x32000 over 512 threads: 47.2 us against 55.4 holding floats,
+// which took 128 registers a thread and one block an SM). The price is a second exponential
+// per softmax value, which a warp's short rows, already many to an SM, do not repay.
+#pragma once
+
+#include "pack.cuh"
+#include "row_math.cuh"
+
+namespace kjit {
+
+/// Whether a thread holds its values as the loaded words: 16-bit inputs, packs of whole 32-bit
+/// words, a row over more than a warp. The host's heuristics mirror this rule
+/// (holds_input_words in rowwise_heuristics.cpp) to count the registers a config needs.
+template <typename In, int PackSize, int GroupThreads>
+__host__ __device__ constexpr bool holds_input_words() {
+  return sizeof(In) == 2 && PackSize % 2 == 0 && GroupThreads > 32;
+}
+
+/// Blocks an SM should hold, told to the compiler (__launch_bounds__) for threads of many held
+/// values: as many as 64K registers hold at the held registers plus what the rest of a thread
+/// needs (16 beside floats; 32 beside words, whose every pass converts them again). Left alone,
+/// the compiler gave threads of 64 floats 128-150 registers (two blocks of 256 an SM instead of
+/// three), and 512 threads of 64 bf16 values held as words 128 (one block an SM, not two).
+template <int HeldRegisters, bool Words, int BlockThreads>
+struct HeldOccupancy {
+  static constexpr int kOthers = Words ? 32 : 16;
+  static constexpr int kByRegisters = 65536 / (BlockThreads * (HeldRegisters + kOthers));
+  static constexpr int kMinBlocks =
+      HeldRegisters > (Words ? 16 : 32) && kByRegisters > 1 ? kByRegisters : 0;
+};
+
+/// Values held as floats. Softmax replaces each by exp(x - own max) in own_sum, so the output
+/// takes a multiply (see RowMath::own_sum and own_factor).
+template <int Op, typename In, int Packs, int PackSize, bool Words>
+struct HeldRow {
+  typedef RowMath<Op> Math;
+  static constexpr int kRegisters = Packs * PackSize;
+  float v[Packs][PackSize];
+
+  __device__ __forceinline__ void load(int p, const In* row, int col, int cols) {
+    load_pack<In, PackSize>(row, col, cols, Math::first_identity(), v[p]);
+  }
+  /// The thread's max (softmax family) or max |x| (reduce_scale).
+  __device__ __forceinline__ float own_first() const {
+    float first = Math::first_identity();
+#pragma unroll
+    for (int p = 0; p < Packs; ++p)
+#pragma unroll
+      for (int i = 0; i < PackSize; ++i) first = typename Math::FirstOp()(first, Math::first_term(v[p][i]));
+    return first;
+  }
+  /// Sum of exp(x - reference_max) over the thread's values (softmax family).
+  __device__ __forceinline__ float own_sum(float reference_max) { return Math::own_sum(v, reference_max); }
+  /// Writes pack p at column `col` of a row of `cols` (first, finished: the row's; factor:
+  /// own_factor against the max own_sum was given).
+  template <typename Out>
+  __device__ __forceinline__ void store(int p, Out* row, int col, int cols, float first, float finished,
+                                        float factor) const {
+    store_held_pack<Op, Out, PackSize>(row, col, cols, v[p], first, finished, factor);
+  }
+};
+
+/// The two values of a word of 16-bit inputs as floats (the lower column in the lower half).
+template <typename In>
+__device__ __forceinline__ void unpack_word(unsigned w, float& lo, float& hi);
+template <>
+__device__ __forceinline__ void unpack_word<bf16>(unsigned w, float& lo, float& hi) {
+  lo = __uint_as_float(w << 16);
+  hi = __uint_as_float(w & 0xffff0000u);
+}
+template <>
+__device__ __forceinline__ void unpack_word<f16>(unsigned w, float& lo, float& hi) {
+  asm("{.reg .b16 l, h; mov.b32 {l, h}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, h;}"
+      : "=f"(lo), "=f"(hi) : "r"(w));
+}
+
+/// Both halves' maxima of two words of 16-bit values: NaN losing (as fmaxf) or winning.
+template <bool NanWins>
+__device__ __forceinline__ unsigned max_pair(unsigned a, unsigned b, bf16) {
+  if constexpr (NanWins) asm("max.NaN.bf16x2 %0, %0, %1;" : "+r"(a) : "r"(b));
+  else asm("max.bf16x2 %0, %0, %1;" : "+r"(a) : "r"(b));
+  return a;
+}
+template <bool NanWins>
+__device__ __forceinline__ unsigned max_pair(unsigned a, unsigned b, f16) {
+  if constexpr (NanWins) asm("max.NaN.f16x2 %0, %0, %1;" : "+r"(a) : "r"(b));
+  else asm("max.f16x2 %0, %0, %1;" : "+r"(a) : "r"(b));
+  return a;
+}
+
+/// Folds a word into a running pair of first statistics: the max for the softmax family, max
+/// |x| with NaN winning for reduce_scale (as MaxNanOp).
+template <int Op, typename In>
+__device__ __forceinline__ unsigned fold_first_pair(unsigned acc, unsigned w) {
+  if constexpr (RowMath<Op>::kTwoStats) return max_pair<false>(acc, w, In{});
+  else return max_pair<true>(acc, w & 0x7fff7fffu, In{});  // |x| of both halves; NaN stays NaN
+}
+
+/// A full pack's words with one vector load.
+template <int Words>
+__device__ __forceinline__ void load_words(const void* src, unsigned (&w)[Words]) {
+  static_assert(Words == 1 || Words == 2 || Words == 4, "load_words: 4, 8 or 16 bytes");
+  if constexpr (Words == 4) {
+    const uint4 q = *static_cast<const uint4*>(src);
+    w[0] = q.x; w[1] = q.y; w[2] = q.z; w[3] = q.w;
+  } else if constexpr (Words == 2) {
+    const uint2 q = *static_cast<const uint2*>(src);
+    w[0] = q.x; w[1] = q.y;
+  } else {
+    w[0] = *static_cast<const unsigned*>(src);
+  }
+}
+
+/// Values held as the loaded 32-bit words of 16-bit inputs; every pass converts them again.
+template <int Op, typename In, int Packs, int PackSize>
+struct HeldRow<Op, In, Packs, PackSize, true> {
+  typedef RowMath<Op> Math;
+  static constexpr int kWords = PackSize / 2;
+  static constexpr int kRegisters = Packs * kWords;
+  unsigned w[Packs][kWords];
+
+  __device__ __forceinline__ void load(int p, const In* row, int col, int cols) {
+    if (col + PackSize <= cols) {
+      load_words<kWords>(row + col, w[p]);
+      return;
+    }
+    PackBits<In, PackSize> bits;  // the row's last, partial pack; padding reads as the identity
+    bits.pack = load_raw_pack<In, PackSize>(row, col, cols, from_float<In>(Math::first_identity()));
+#pragma unroll
+    for (int k = 0; k < kWords; ++k) w[p][k] = bits.words[k];
+  }
+  __device__ __forceinline__ float own_first() {
+    unsigned acc = Math::kTwoStats ? w[0][0] : 0u;  // 0: |x| starts at +0 in both halves
+#pragma unroll
+    for (int p = 0; p < Packs; ++p)
+#pragma unroll
+      for (int k = 0; k < kWords; ++k) acc = fold_first_pair<Op, In>(acc, w[p][k]);
+    float lo, hi;
+    unpack_word<In>(acc, lo, hi);
+    forget_floats();
+    return typename Math::FirstOp()(lo, hi);
+  }
+  __device__ __forceinline__ float own_sum(float reference_max) {
+    // A thread of only -inf (or padding) takes exps against 0, which are 0, not NaN.
+    const float reference = reference_max == neg_inf() ? 0.0f : reference_max;
+    float sum = 0.0f;
+#pragma unroll
+    for (int p = 0; p < Packs; ++p)
+#pragma unroll
+      for (int k = 0; k < kWords; ++k) {
+        float lo, hi;
+        unpack_word<In>(w[p][k], lo, hi);
+        sum += fast_exp(lo - reference) + fast_exp(hi - reference);
+      }
+    forget_floats();
+    return sum;
+  }
+  template <typename Out>
+  __device__ __forceinline__ void store(int p, Out* row, int col, int cols, float first, float finished,
+                                        float) const {
+    float o[PackSize];
+#pragma unroll
+    for (int k = 0; k < kWords; ++k) {
+      float lo, hi;
+      unpack_word<In>(w[p][k], lo, hi);
+      o[2 * k] = Math::apply(lo, first, finished);
+      o[2 * k + 1] = Math::apply(hi, first, finished);
+    }
+    store_pack<Out, PackSize>(row, col, cols, o);
+  }
+
+ private:
+  /// Claims to change every word (no instruction): without it the compiler keeps each float
+  /// converted in the first pass alive until the last, which takes back the registers saved.
+  __device__ __forceinline__ void forget_floats() {
+#pragma unroll
+    for (int p = 0; p < Packs; ++p)
+#pragma unroll
+      for (int k = 0; k < kWords; ++k) asm volatile("" : "+r"(w[p][k]));
+  }
+};
+
+}  // namespace kjit
