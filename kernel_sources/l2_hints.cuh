@@ -85,48 +85,6 @@ __device__ __forceinline__ void store_with_policy(Pack<T, N>* dst, const Pack<T,
 #endif
 }
 
-/// N elements as the 32-bit words a vector load fills: 16-bit elements stay two to a register
-/// until widened (a pack of one 16-bit element takes the low half of one word).
-template <typename T, int N>
-struct WordPack {
-  static constexpr int kBytes = N * static_cast<int>(sizeof(T));
-  static constexpr int kWords = kBytes >= 4 ? kBytes / 4 : 1;
-  unsigned w[kWords];
-
-  /// Element i as a float.
-  __device__ __forceinline__ float at(int i) const {
-    if constexpr (sizeof(T) == 4) {
-      return __uint_as_float(w[i]);
-    } else {
-      const unsigned word = w[i / 2];
-      T half;
-      half.bits = static_cast<unsigned short>(i % 2 == 0 ? word & 0xffffu : word >> 16);
-      return to_float(half);
-    }
-  }
-};
-
-template <typename T, int N>
-__device__ __forceinline__ WordPack<T, N> words_of(const PackBits<T, N>& bits) {
-  WordPack<T, N> out;
-  if constexpr (WordPack<T, N>::kBytes >= 4) {
-#pragma unroll
-    for (int w = 0; w < WordPack<T, N>::kWords; ++w) out.w[w] = bits.words[w];
-  } else {
-    out.w[0] = bits.half;
-  }
-  return out;
-}
-
-/// A pack of N copies of `fill`.
-template <typename T, int N>
-__device__ __forceinline__ WordPack<T, N> filled_words(T fill) {
-  PackBits<T, N> bits;
-#pragma unroll
-  for (int i = 0; i < N; ++i) bits.pack.v[i] = fill;
-  return words_of<T, N>(bits);
-}
-
 /// The part of a pack that lies before `cols`, element by element; `fill` past it. Out of line:
 /// only the last pack of a slice takes it, and inlined into every unrolled load it tripled the
 /// kernels' compile time.

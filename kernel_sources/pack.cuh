@@ -79,6 +79,73 @@ __device__ __forceinline__ Pack<T, N> load_raw_pack(const T* row, int col, int c
   return p;
 }
 
+/// N elements as the 32-bit words a vector load fills: 16-bit elements stay two to a register
+/// until widened (a pack of one 16-bit element takes the low half of one word).
+template <typename T, int N>
+struct WordPack {
+  static constexpr int kBytes = N * static_cast<int>(sizeof(T));
+  static constexpr int kWords = kBytes >= 4 ? kBytes / 4 : 1;
+  unsigned w[kWords];
+
+  /// Element i as a float.
+  __device__ __forceinline__ float at(int i) const {
+    if constexpr (sizeof(T) == 4) {
+      return __uint_as_float(w[i]);
+    } else {
+      const unsigned word = w[i / 2];
+      T half;
+      half.bits = static_cast<unsigned short>(i % 2 == 0 ? word & 0xffffu : word >> 16);
+      return to_float(half);
+    }
+  }
+};
+
+template <typename T, int N>
+__device__ __forceinline__ WordPack<T, N> words_of(const PackBits<T, N>& bits) {
+  WordPack<T, N> out;
+  if constexpr (WordPack<T, N>::kBytes >= 4) {
+#pragma unroll
+    for (int w = 0; w < WordPack<T, N>::kWords; ++w) out.w[w] = bits.words[w];
+  } else {
+    out.w[0] = bits.half;
+  }
+  return out;
+}
+
+/// A pack of N copies of `fill`.
+template <typename T, int N>
+__device__ __forceinline__ WordPack<T, N> filled_words(T fill) {
+  PackBits<T, N> bits;
+#pragma unroll
+  for (int i = 0; i < N; ++i) bits.pack.v[i] = fill;
+  return words_of<T, N>(bits);
+}
+
+/// The N elements at column `col` of a row of `cols` as the words one vector load fills;
+/// columns past the end hold `fill`.
+template <typename T, int N>
+__device__ __forceinline__ WordPack<T, N> load_word_pack(const T* row, int col, int cols, T fill) {
+  constexpr int kBytes = WordPack<T, N>::kBytes;
+  if constexpr (kBytes >= 4) {
+    if (col + N <= cols) {
+      WordPack<T, N> out;
+      if constexpr (kBytes == 16) {
+        const uint4 q = *reinterpret_cast<const uint4*>(row + col);
+        out.w[0] = q.x, out.w[1] = q.y, out.w[2] = q.z, out.w[3] = q.w;
+      } else if constexpr (kBytes == 8) {
+        const uint2 q = *reinterpret_cast<const uint2*>(row + col);
+        out.w[0] = q.x, out.w[1] = q.y;
+      } else {
+        out.w[0] = *reinterpret_cast<const unsigned*>(row + col);
+      }
+      return out;
+    }
+  }
+  PackBits<T, N> bits;  // a pack under 4 bytes, or the row's last, partial one
+  bits.pack = load_raw_pack<T, N>(row, col, cols, fill);
+  return words_of<T, N>(bits);
+}
+
 /// Stores N floats converted to T at column `col`; columns past `cols` are not written.
 template <typename T, int N>
 __device__ __forceinline__ void store_pack(T* row, int col, int cols, const float* src) {
