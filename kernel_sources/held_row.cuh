@@ -86,6 +86,38 @@ __device__ __forceinline__ unsigned fold_first_pair(unsigned acc, unsigned w) {
   else return max_pair<true>(acc, w & 0x7fff7fffu, In{});  // |x| of both halves; NaN stays NaN
 }
 
+/// How each pass over held words widens them without the compilers merging two passes'
+/// conversions, which keeps every float of the first alive into the second: NVVM and ptxas both
+/// did (log-softmax over bf16 2048x16384 spilled 140 bytes a thread and ran at 67 us, not 47).
+/// Between passes an empty asm statement claims to change the words (that stops NVVM). For
+/// bfloat16 the sum pass widens with a byte permute, which ptxas cannot equate with the shift
+/// and mask of the other passes. Half-precision widening has one form only, so its words pass
+/// through an identity byte permute instead: an instruction, which cost bfloat16 1-2% on the
+/// H100 where it was tried.
+template <typename In>
+struct WordWidening;
+
+template <>
+struct WordWidening<bf16> {
+  __device__ __forceinline__ static float for_sum(unsigned word, bool upper) {
+    unsigned bits;
+    if (upper) asm("prmt.b32 %0, %1, 0, 0x3244;" : "=r"(bits) : "r"(word));  // bytes 3, 2, then zeros
+    else asm("prmt.b32 %0, %1, 0, 0x1044;" : "=r"(bits) : "r"(word));        // bytes 1, 0, then zeros
+    return __uint_as_float(bits);
+  }
+  __device__ __forceinline__ static void between_passes(unsigned& word) { asm volatile("" : "+r"(word)); }
+};
+
+template <>
+struct WordWidening<f16> {
+  __device__ __forceinline__ static float for_sum(unsigned word, bool upper) {
+    return WordPack<f16, 2>{{word}}.at(upper ? 1 : 0);
+  }
+  __device__ __forceinline__ static void between_passes(unsigned& word) {
+    asm volatile("prmt.b32 %0, %0, 0, 0x3210;" : "+r"(word));
+  }
+};
+
 /// Values held as the loaded 32-bit words of 16-bit inputs; every pass widens them again.
 template <int Op, typename In, int Packs, int PackSize>
 struct HeldRow<Op, In, Packs, PackSize, true> {
@@ -114,7 +146,8 @@ struct HeldRow<Op, In, Packs, PackSize, true> {
 #pragma unroll
     for (int p = 0; p < Packs; ++p)
 #pragma unroll
-      for (int i = 0; i < PackSize; ++i) sum += fast_exp(packs[p].at(i) - reference);
+      for (int i = 0; i < PackSize; ++i)
+        sum += fast_exp(WordWidening<In>::for_sum(packs[p].w[i / 2], i % 2 == 1) - reference);
     forget_floats();
     return sum;
   }
@@ -128,15 +161,11 @@ struct HeldRow<Op, In, Packs, PackSize, true> {
   }
 
  private:
-  /// An identity byte permute of every word, opaque to both compilers: each pass must convert
-  /// the words again rather than keep the floats a pass before it converted. An empty asm
-  /// statement stopped NVVM but not ptxas, which kept them (log-softmax over bf16 2048x16384
-  /// spilled 140 bytes a thread and ran at 67 us instead of 47).
   __device__ __forceinline__ void forget_floats() {
 #pragma unroll
     for (int p = 0; p < Packs; ++p)
 #pragma unroll
-      for (int k = 0; k < kWords; ++k) asm volatile("prmt.b32 %0, %0, 0, 0x3210;" : "+r"(packs[p].w[k]));
+      for (int k = 0; k < kWords; ++k) WordWidening<In>::between_passes(packs[p].w[k]);
   }
 };
 
