@@ -144,6 +144,17 @@ TEST_CASE("16-bit values held as loaded words count half the registers") {
   // 128 values a thread: 64 registers as bf16 words, 128 as floats.
   CHECK(why_not_rowwise(bf16, h100, {Algorithm::kBlockRegs, 8, 128, 128, 1}) == "");
   CHECK(why_not_rowwise(f32, h100, {Algorithm::kBlockRegs, 4, 32, 32, 1}).find("64 values") != std::string::npos);
+  // The heuristic's blocks of words: the fewest threads whose share fits 32 registers, and at
+  // least 256 once a thread of 128 would hold 32 values.
+  auto threads_for = [&](std::int64_t rows, std::int64_t cols) {
+    const KernelConfig c = choose_rowwise_config({RowOp::kSoftmax, DType::kBF16, DType::kBF16, rows, cols, 8}, h100);
+    CHECK(c.algorithm == Algorithm::kBlockRegs);
+    return c.threads;
+  };
+  CHECK(threads_for(16384, 2048) == 128);
+  CHECK(threads_for(8192, 4096) == 256);
+  CHECK(threads_for(2048, 16384) == 256);
+  CHECK(threads_for(1024, 32000) == 512);
   // Odd packs hold floats, and so does a warp's share of a row.
   const RowwiseProblem odd{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 2048, 16383, 1};
   CHECK(why_not_rowwise(odd, h100, {Algorithm::kBlockRegs, 1, 128, 128, 1}).find("64 values") != std::string::npos);
