@@ -18,9 +18,6 @@ constexpr int kHardMaxHeldRegisters = 64;
 // The heuristics aim at this many bytes of input per thread: enough loads in flight to cover
 // the memory latency, few enough registers for two or more blocks per SM.
 constexpr int kTargetBytesPerThread = 64;
-// A block that holds its 16-bit row as loaded words aims at twice that: the same registers
-// (bf16 1024x32000 on the H100: 46.9 us at 512 threads of 64 values, 50.0 at 1024 of 32).
-constexpr int kTargetWordBytesPerThread = 128;
 // Cluster blocks of at most this many threads, so that an SM holds two or more and one block's
 // cluster barriers overlap another's loads.
 constexpr int kMaxClusterThreads = 512;
@@ -158,16 +155,23 @@ KernelConfig fit_warp(const RowwiseProblem& p, int pack) {
   return {Algorithm::kWarp, pack, 128, group, 1};
 }
 
+/// Threads for a block of 16-bit words, from the count `threads` for floats: 256 to 512 once 128
+/// threads would hold more than 16 values each, fewer registers alone not being the aim.
+/// Measured on the H100 (two machines, softmax, us): bf16 8192x4096 46.9 at 256 threads against
+/// 49.5 at 128; bf16 2048x16384 47.4 at 512 against 49.2 at 256 (the other machine had 256
+/// ahead by 0.6%); bf16 1024x32000 49.3 at 512 (64 values, two blocks an SM) against 49.9 at
+/// 1024 (one block an SM; 46.9 against 50.0 on the other machine).
+int word_block_threads(const RowwiseProblem& p, int pack, int threads) {
+  if (values_per_thread(p.cols, pack, 128) <= 16) return threads;
+  threads = std::clamp(threads, 256, 512);
+  while (threads < 1024 && held_registers_for(p, p.cols, pack, threads) > kMaxHeldRegisters) threads *= 2;
+  return threads;
+}
+
 KernelConfig fit_block(Algorithm algorithm, const RowwiseProblem& p, int pack) {
   if (algorithm != Algorithm::kBlockRegs) return {algorithm, pack, 1024, 1024, 1};
-  const bool words = holds_input_words(p, pack, 1024);
-  const int target = words ? std::max(kTargetWordBytesPerThread / size_of(p.in_dtype), pack)
-                           : target_values(p, pack);
-  int threads = block_threads_for(p, p.cols, pack, 1024, target);
-  // 128 threads of 32 or more values held as words measured behind 256 threads of half as
-  // many (bf16 8192x4096 on the H100: 49.5 us against 46.9): at 48 registers and more, such
-  // blocks leave an SM short of threads.
-  if (words && threads == 128 && values_per_thread(p.cols, pack, 128) >= 32) threads = 256;
+  int threads = block_threads_for(p, p.cols, pack, 1024, target_values(p, pack));
+  if (holds_input_words(p, pack, 1024)) threads = word_block_threads(p, pack, threads);
   return {algorithm, pack, threads, threads, 1};
 }
 

@@ -119,12 +119,12 @@ TEST_CASE("the pick is deterministic") {
   CHECK(rowwise_candidates(p, device) == rowwise_candidates(p, device));
 }
 
-TEST_CASE("16-bit rows a block holds take the fewest threads of up to 64 values") {
+TEST_CASE("16-bit rows a block holds go to 256-512 threads, 64 values a thread a candidate") {
   const DeviceProps device = nominal_device(90);
   const RowwiseProblem bf16{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 2048, 16384, 8};
   const KernelConfig chosen = choose_rowwise_config(bf16, device);
   CHECK(chosen.algorithm == Algorithm::kBlockRegs);
-  CHECK(chosen.threads == 256);
+  CHECK(chosen.threads == 512);
   CHECK(why_not_rowwise(bf16, device, chosen) == "");
   // fp32 rows of the same width keep their 16 to 32 values a thread.
   const RowwiseProblem f32{RowOp::kSoftmax, DType::kF32, DType::kF32, 2048, 16384, 4};
@@ -144,8 +144,8 @@ TEST_CASE("16-bit values held as loaded words count half the registers") {
   // 128 values a thread: 64 registers as bf16 words, 128 as floats.
   CHECK(why_not_rowwise(bf16, h100, {Algorithm::kBlockRegs, 8, 128, 128, 1}) == "");
   CHECK(why_not_rowwise(f32, h100, {Algorithm::kBlockRegs, 4, 32, 32, 1}).find("64 values") != std::string::npos);
-  // The heuristic's blocks of words: the fewest threads whose share fits 32 registers, and at
-  // least 256 once a thread of 128 would hold 32 values.
+  // The heuristic's blocks of words: 256 to 512 threads once 128 would hold more than 16
+  // values each, more only where 512 would need more than 32 registers.
   auto threads_for = [&](std::int64_t rows, std::int64_t cols) {
     const KernelConfig c = choose_rowwise_config({RowOp::kSoftmax, DType::kBF16, DType::kBF16, rows, cols, 8}, h100);
     CHECK(c.algorithm == Algorithm::kBlockRegs);
@@ -153,7 +153,7 @@ TEST_CASE("16-bit values held as loaded words count half the registers") {
   };
   CHECK(threads_for(16384, 2048) == 128);
   CHECK(threads_for(8192, 4096) == 256);
-  CHECK(threads_for(2048, 16384) == 256);
+  CHECK(threads_for(2048, 16384) == 512);
   CHECK(threads_for(1024, 32000) == 512);
   // Odd packs hold floats, and so does a warp's share of a row.
   const RowwiseProblem odd{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 2048, 16383, 1};
