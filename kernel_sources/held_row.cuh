@@ -24,7 +24,7 @@ __host__ __device__ constexpr bool holds_input_words() {
 /// values: as many as 64K registers hold at the held registers plus what the rest of a thread
 /// needs (16 beside floats; 32 beside words, whose every pass converts them again). Left alone,
 /// the compiler gave threads of 64 floats 128-150 registers (two blocks of 256 an SM instead of
-/// three), and 512 threads of 64 bf16 values held as words 128 (one block an SM, not two).
+/// three), and 256 threads of 64 bf16 values held as words 128 (two blocks an SM, not four).
 template <int HeldRegisters, bool Words, int BlockThreads>
 struct HeldOccupancy {
   static constexpr int kOthers = Words ? 32 : 16;

@@ -476,7 +476,7 @@ void add_stream_candidates(const RowwiseProblem& p, int pack, std::vector<Kernel
 
 /// The ring kernel over the fewest blocks per row whose slices fit two chunks, for the rows where
 /// it measured ahead or level on the H100: 16-bit rows more than twice as many as SMs (bf16
-/// 1024x32000 won the tuning, 47.1 against 50.7 us), fewer fp32 rows whose blocks fill at least
+/// 512x65536: 51.8 against 52.2 us for a block of words), fewer fp32 rows whose blocks fill at least
 /// half the SMs. Twice as many blocks a row always measured behind (bf16 512x65536: 57.8
 /// against 49.1 us; fp32 64x128256: 31.1 against 26.1), and one more candidate takes some shapes'
 /// compiles past one round on 16 cores.
