@@ -225,12 +225,8 @@ bool fits_registers(const RowwiseProblem& p, const KernelConfig& c, std::int64_t
 std::string why_not_threads(const KernelConfig& c) {
   if (c.threads < 32 || c.threads > 1024 || c.threads % 32 != 0)
     return "threads must be a multiple of 32 in [32, 1024]";
-  const bool grouped = c.algorithm == Algorithm::kWarp || c.algorithm == Algorithm::kStream;
-  if (!grouped && c.group != c.threads) return "group must equal threads for block algorithms";
-  const bool clustered = c.algorithm == Algorithm::kCluster || c.algorithm == Algorithm::kClusterSmem ||
-                         c.algorithm == Algorithm::kStream || c.algorithm == Algorithm::kBlockOnline ||
-                         c.algorithm == Algorithm::kRing;
-  if (!clustered && c.cluster != 1) return "cluster must be 1";
+  if (!takes_row_groups(c.algorithm) && c.group != c.threads) return "group must equal threads for block algorithms";
+  if (!takes_cluster_size(c.algorithm) && c.cluster != 1) return "cluster must be 1";
   if (c.cluster_grid != ClusterGrid::kResident && !takes_cluster_grid(c.algorithm))
     return "cluster_grid per_row applies to the cluster and cluster_smem algorithms only";
   return {};
@@ -352,7 +348,7 @@ KernelConfig complete_rowwise_config(const RowwiseProblem& p, const DeviceProps&
   }
   if (partial.threads > 0) fitted.threads = partial.threads;
   if (partial.group > 0) fitted.group = partial.group;
-  else if (partial.algorithm != Algorithm::kWarp && partial.algorithm != Algorithm::kStream)
+  else if (!takes_row_groups(partial.algorithm))
     fitted.group = fitted.threads;
   else if (partial.algorithm == Algorithm::kStream && fitted.group > 32)
     fitted.group = fitted.threads;

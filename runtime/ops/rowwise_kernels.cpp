@@ -61,13 +61,8 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
                                  int sm_count) {
   LaunchShape shape;
   shape.block = config.algorithm == Algorithm::kRing ? config.threads + kRingProducerThreads : config.threads;
-  const bool grouped = config.algorithm == Algorithm::kWarp || config.algorithm == Algorithm::kStream;
-  shape.rows_per_block = grouped ? config.threads / config.group : 1;
-  const bool clustered = config.algorithm == Algorithm::kCluster ||
-                         config.algorithm == Algorithm::kClusterSmem ||
-                         config.algorithm == Algorithm::kStream ||
-                         config.algorithm == Algorithm::kBlockOnline || config.algorithm == Algorithm::kRing;
-  shape.cluster = clustered ? config.cluster : 1;
+  shape.rows_per_block = takes_row_groups(config.algorithm) ? config.threads / config.group : 1;
+  shape.cluster = takes_cluster_size(config.algorithm) ? config.cluster : 1;
   shape.persistent = config.algorithm == Algorithm::kStream || config.algorithm == Algorithm::kBlockOnline ||
                      config.algorithm == Algorithm::kRing ||
                      (takes_cluster_grid(config.algorithm) && config.cluster_grid == ClusterGrid::kResident);

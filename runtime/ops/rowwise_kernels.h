@@ -34,6 +34,18 @@ inline bool takes_cluster_grid(Algorithm algorithm) noexcept {
   return algorithm == Algorithm::kCluster || algorithm == Algorithm::kClusterSmem;
 }
 
+/// Whether an algorithm splits a row over KernelConfig::cluster blocks (all others take 1).
+inline bool takes_cluster_size(Algorithm algorithm) noexcept {
+  return takes_cluster_grid(algorithm) || algorithm == Algorithm::kStream ||
+         algorithm == Algorithm::kBlockOnline || algorithm == Algorithm::kRing;
+}
+
+/// Whether a block takes several rows, one to each KernelConfig::group lanes (all others give
+/// a row the whole block: group == threads).
+inline bool takes_row_groups(Algorithm algorithm) noexcept {
+  return algorithm == Algorithm::kWarp || algorithm == Algorithm::kStream;
+}
+
 KernelSpec rowwise_kernel_spec(const RowwiseProblem& problem, const KernelConfig& config);
 /// `sm_count` sizes the grid of persistent kernels, whose blocks or clusters stay resident and
 /// loop over rows.
