@@ -143,7 +143,8 @@ TEST_CASE("16-bit values held as loaded words count half the registers") {
   const RowwiseProblem f32{RowOp::kSoftmax, DType::kF32, DType::kF32, 2048, 16384, 4};
   // 128 values a thread: 64 registers as bf16 words, 128 as floats.
   CHECK(why_not_rowwise(bf16, h100, {Algorithm::kBlockRegs, 8, 128, 128, 1}) == "");
-  CHECK(why_not_rowwise(f32, h100, {Algorithm::kBlockRegs, 4, 32, 32, 1}).find("64 values") != std::string::npos);
+  CHECK(why_not_rowwise(f32, h100, {Algorithm::kBlockRegs, 4, 128, 128, 1}).find("64 values") != std::string::npos);
+  CHECK(why_not_rowwise(f32, h100, {Algorithm::kBlockRegs, 4, 256, 256, 1}) == "");
   // The heuristic's blocks of words: 256 to 512 threads once 128 would hold more than 16
   // values each, more only where 512 would need more than 32 registers.
   auto threads_for = [&](std::int64_t rows, std::int64_t cols) {
