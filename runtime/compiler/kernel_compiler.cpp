@@ -1,12 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/compiler/kernel_compiler.h"
 
+#include <string>
+
+#include "kjit/error.hpp"
 #include "runtime/compiler/kernel_key.h"
 #include "runtime/compiler/nvrtc.h"
 
 namespace kjit {
 
+namespace {
+
+// The oldest target: the kernels use sm_80 instructions (bfloat16 conversions, L2 cache
+// policies, packed 16-bit max), so an older one would fail deep in NVRTC's log instead.
+constexpr int kMinArch = 80;
+
+}  // namespace
+
 CompiledKernel compile_kernel(const KernelSpec& spec, int arch) {
+  if (arch < kMinArch)
+    throw Error(Status::kErrorInvalidArgument,
+                "arch sm_" + std::to_string(arch) + " is not supported: kjit's kernels need sm_80 or newer");
   CompileRequest request;
   request.source = "#include \"" + spec.header + "\"\n";
   request.name_expressions = {spec.name_expression};

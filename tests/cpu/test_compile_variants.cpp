@@ -208,6 +208,16 @@ TEST_CASE("invalid configs are refused before and during compilation") {
   } catch (const Error& error) {
     CHECK(error.status() == Status::kErrorCompile);
   }
+
+  // Targets older than sm_80 are refused by name before NVRTC runs (NVRTC itself offers sm_75).
+  try {
+    compile_kernel(rowwise_kernel_spec(p, {Algorithm::kWarp, 4, 128, 32, 1}), 75);
+    FAIL("a kernel compiled for sm_75");
+  } catch (const Error& error) {
+    CHECK(error.status() == Status::kErrorInvalidArgument);
+    CHECK(std::string(error.what()).find("sm_75") != std::string::npos);
+    CHECK(std::string(error.what()).find("sm_80") != std::string::npos);
+  }
 }
 
 TEST_CASE("the register kernels' tuning candidates at 16-bit benchmark shapes do not spill") {
