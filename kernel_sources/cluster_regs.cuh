@@ -11,14 +11,18 @@ namespace kjit {
 
 /// A block's slice of the row (starting on a pack boundary, so vector loads stay aligned) and
 /// a thread's share of it.
+template <int Cols, int PackSize, int ClusterBlocks>
+__host__ __device__ constexpr int cluster_slice_cols() {
+  return ((Cols + ClusterBlocks - 1) / ClusterBlocks + PackSize - 1) / PackSize * PackSize;
+}
+
 template <typename In, int Cols, int PackSize, int BlockThreads, int ClusterBlocks>
-struct ClusterRegsShape {
-  static constexpr int kSliceCols =
-      ((Cols + ClusterBlocks - 1) / ClusterBlocks + PackSize - 1) / PackSize * PackSize;
-  static constexpr int kPacks = (kSliceCols + BlockThreads * PackSize - 1) / (BlockThreads * PackSize);
-  static constexpr bool kWords = holds_input_words<In, PackSize, BlockThreads>();
-  static constexpr int kRegisters = kWords ? kPacks * PackSize / 2 : kPacks * PackSize;
-  static constexpr int kMinBlocks = HeldOccupancy<kRegisters, kWords, BlockThreads>::kMinBlocks;
+struct ClusterRegsShape
+    : HeldShape<In, PackSize, BlockThreads,
+                row_share_values<cluster_slice_cols<Cols, PackSize, ClusterBlocks>(), PackSize, BlockThreads>(),
+                BlockThreads> {
+  static constexpr int kSliceCols = cluster_slice_cols<Cols, PackSize, ClusterBlocks>();
+  static constexpr int kPacks = row_share_values<kSliceCols, PackSize, BlockThreads>() / PackSize;
 };
 
 template <int Op, typename IoTypes, int Cols, int PackSize, int BlockThreads, int ClusterBlocks>

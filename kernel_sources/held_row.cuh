@@ -33,6 +33,21 @@ struct HeldOccupancy {
       HeldRegisters > (Words ? 16 : 32) && kByRegisters > 1 ? kByRegisters : 0;
 };
 
+/// Values of a row of Cols a thread of GroupThreads holds: whole packs.
+template <int Cols, int PackSize, int GroupThreads>
+__host__ __device__ constexpr int row_share_values() {
+  return (Cols + GroupThreads * PackSize - 1) / (GroupThreads * PackSize) * PackSize;
+}
+
+/// How a thread of a row spread over GroupThreads holds its Values: as words or floats, in how
+/// many registers, and the blocks of BlockThreads an SM should hold.
+template <typename In, int PackSize, int GroupThreads, int Values, int BlockThreads>
+struct HeldShape {
+  static constexpr bool kWords = holds_input_words<In, PackSize, GroupThreads>();
+  static constexpr int kRegisters = kWords ? Values / 2 : Values;
+  static constexpr int kMinBlocks = HeldOccupancy<kRegisters, kWords, BlockThreads>::kMinBlocks;
+};
+
 /// Values held as floats. Softmax replaces each by exp(x - own max) in own_sum, so the output
 /// takes a multiply (see RowMath::own_sum and own_factor).
 template <int Op, typename In, int Packs, int PackSize, bool Words>

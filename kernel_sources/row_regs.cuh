@@ -10,12 +10,9 @@ namespace kjit {
 
 /// A thread's share of the row: values, whether they stay as loaded words, their registers.
 template <typename In, int Cols, int PackSize, int GroupThreads, int BlockThreads>
-struct RowRegsShape {
-  static constexpr int kValues =
-      (Cols + GroupThreads * PackSize - 1) / (GroupThreads * PackSize) * PackSize;
-  static constexpr bool kWords = holds_input_words<In, PackSize, GroupThreads>();
-  static constexpr int kRegisters = kWords ? kValues / 2 : kValues;
-  static constexpr int kMinBlocks = HeldOccupancy<kRegisters, kWords, BlockThreads>::kMinBlocks;
+struct RowRegsShape : HeldShape<In, PackSize, GroupThreads, row_share_values<Cols, PackSize, GroupThreads>(),
+                                BlockThreads> {
+  static constexpr int kValues = row_share_values<Cols, PackSize, GroupThreads>();
 };
 
 template <int Op, typename IoTypes, int Cols, int PackSize, int GroupThreads, int BlockThreads>

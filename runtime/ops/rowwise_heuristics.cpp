@@ -95,9 +95,10 @@ int stream_group(const RowwiseProblem& p, int pack) {
 }
 
 /// Threads for a block that holds `values` in registers: aim at `target` values per thread,
-/// stay within max_threads unless the values would not fit, then go up to 1024.
-int block_threads_for(const RowwiseProblem& p, std::int64_t values, int pack, int max_threads, int target) {
-  int threads = std::clamp(pow2_ceil(ceil_div(values, target)), 128, max_threads);
+/// stay within [min_threads, max_threads] unless the values would not fit, then go up to 1024.
+int block_threads_for(const RowwiseProblem& p, std::int64_t values, int pack, int min_threads, int max_threads,
+                      int target) {
+  int threads = std::clamp(pow2_ceil(ceil_div(values, target)), min_threads, max_threads);
   while (threads < 1024 && held_registers_for(p, values, pack, threads) > kMaxHeldRegisters)
     threads *= 2;
   return threads;
@@ -155,23 +156,21 @@ KernelConfig fit_warp(const RowwiseProblem& p, int pack) {
   return {Algorithm::kWarp, pack, 128, group, 1};
 }
 
-/// Threads for a block of 16-bit words, from the count `threads` for floats: 256 to 512 once 128
-/// threads would hold more than 16 values each, fewer registers alone not being the aim.
+/// Whether a block of 16-bit words takes 256 to 512 threads rather than floats' 128 to 1024: once
+/// 128 threads would hold more than 16 values each, fewer registers alone not being the aim.
 /// Measured on the H100 (two machines, softmax, us): bf16 8192x4096 46.9 at 256 threads against
 /// 49.5 at 128; bf16 2048x16384 47.4 at 512 against 49.2 at 256 (the other machine had 256
 /// ahead by 0.6%); bf16 1024x32000 49.3 at 512 (64 values, two blocks an SM) against 49.9 at
 /// 1024 (one block an SM; 46.9 against 50.0 on the other machine).
-int word_block_threads(const RowwiseProblem& p, int pack, int threads) {
-  if (values_per_thread(p.cols, pack, 128) <= 16) return threads;
-  threads = std::clamp(threads, 256, 512);
-  while (threads < 1024 && held_registers_for(p, p.cols, pack, threads) > kMaxHeldRegisters) threads *= 2;
-  return threads;
+bool narrows_word_blocks(const RowwiseProblem& p, int pack) {
+  return holds_input_words(p, pack, 1024) && values_per_thread(p.cols, pack, 128) > 16;
 }
 
 KernelConfig fit_block(Algorithm algorithm, const RowwiseProblem& p, int pack) {
   if (algorithm != Algorithm::kBlockRegs) return {algorithm, pack, 1024, 1024, 1};
-  int threads = block_threads_for(p, p.cols, pack, 1024, target_values(p, pack));
-  if (holds_input_words(p, pack, 1024)) threads = word_block_threads(p, pack, threads);
+  const bool narrow = narrows_word_blocks(p, pack);
+  const int threads =
+      block_threads_for(p, p.cols, pack, narrow ? 256 : 128, narrow ? 512 : 1024, target_values(p, pack));
   return {algorithm, pack, threads, threads, 1};
 }
 
@@ -185,8 +184,8 @@ KernelConfig fit_cluster(const RowwiseProblem& p, const DeviceProps& device, int
     if (slice_small && fills_device) break;
     cluster *= 2;
   }
-  const int threads = block_threads_for(p, cluster_slice(p.cols, pack, cluster), pack, kMaxClusterThreads,
-                                        target_values(p, pack));
+  const int threads = block_threads_for(p, cluster_slice(p.cols, pack, cluster), pack, 128,
+                                        kMaxClusterThreads, target_values(p, pack));
   return {Algorithm::kCluster, pack, threads, threads, cluster};
 }
 
