@@ -10,14 +10,16 @@ namespace kjit {
 
 bool KernelConfig::operator==(const KernelConfig& other) const noexcept {
   return algorithm == other.algorithm && pack == other.pack && threads == other.threads &&
-         group == other.group && cluster == other.cluster && cluster_grid == other.cluster_grid;
+         group == other.group && cluster == other.cluster && cluster_grid == other.cluster_grid &&
+         staged == other.staged;
 }
 
 std::string KernelConfig::to_string() const {
   return std::string(kjit::to_string(algorithm)) + " pack=" + std::to_string(pack) +
          " threads=" + std::to_string(threads) + " group=" + std::to_string(group) +
          " cluster=" + std::to_string(cluster) +
-         (cluster_grid == ClusterGrid::kPerRow ? " grid=per_row" : "");
+         (cluster_grid == ClusterGrid::kPerRow ? " grid=per_row" : "") +
+         (algorithm == Algorithm::kBlockSplit ? " staged=" + std::to_string(staged) : "");
 }
 
 std::string KernelConfig::to_json() const {
@@ -27,6 +29,7 @@ std::string KernelConfig::to_json() const {
                                  {"group", group},
                                  {"cluster", cluster},
                                  {"cluster_grid", kjit::to_string(cluster_grid)}};
+  if (algorithm == Algorithm::kBlockSplit) json["staged"] = staged;
   return json.dump();
 }
 
@@ -54,6 +57,7 @@ KernelConfig KernelConfig::from_json(const std::string& text) {
     // Records written before the field existed were timed on the resident grid.
     if (json.contains("cluster_grid"))
       config.cluster_grid = parse_cluster_grid(json.at("cluster_grid").get<std::string>());
+    if (json.contains("staged")) config.staged = int_field(json, "staged");
     return config;
   } catch (const nlohmann::json::exception& e) {
     throw Error(Status::kErrorInvalidArgument,
@@ -91,7 +95,7 @@ TopkConfig TopkConfig::from_json(const std::string& text) {
 std::size_t KernelConfigHash::operator()(const KernelConfig& config) const noexcept {
   std::size_t h = std::hash<int>()(static_cast<int>(config.algorithm));
   const int grid = static_cast<int>(config.cluster_grid);
-  for (int field : {config.pack, config.threads, config.group, config.cluster, grid})
+  for (int field : {config.pack, config.threads, config.group, config.cluster, grid, config.staged})
     h = h * 1000003u ^ std::hash<int>()(field);
   return h;
 }

@@ -76,7 +76,7 @@ void add_compile_command(CLI::App& app) {
   command->add_option("--rows", flags->rows, "rows (the heuristic depends on it)");
   command->add_option("--arch", flags->arch, "target, e.g. sm_90 (default: this GPU)");
   command->add_option("--algorithm", flags->algorithm,
-                      "auto, warp, block_regs, block_smem, block_online, cluster, cluster_smem, stream or ring");
+                      "auto, warp, block_regs, block_smem, block_online, cluster, cluster_smem, stream, ring or block_split");
   command->add_flag("--json", flags->json, "print JSON");
   command->callback([flags] { run_compile(*flags); });
 }

@@ -5,14 +5,9 @@
 // depend on registers or thread count.
 #pragma once
 
-namespace kjit {
+#include "async_copy.cuh"
 
-__device__ __forceinline__ unsigned shared_address(const void* pointer) {
-  unsigned address;
-  asm volatile("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }"
-               : "=r"(address) : "l"(pointer));
-  return address;
-}
+namespace kjit {
 
 /// Waits until the phase with this parity of the mbarrier at `address` (shared window) is
 /// complete: 0 for its first use, then alternating.

@@ -61,6 +61,7 @@ const char* to_string(Algorithm algorithm) noexcept {
     case Algorithm::kClusterSmem: return "cluster_smem";
     case Algorithm::kStream: return "stream";
     case Algorithm::kRing: return "ring";
+    case Algorithm::kBlockSplit: return "block_split";
   }
   return "unknown";
 }
@@ -68,12 +69,13 @@ const char* to_string(Algorithm algorithm) noexcept {
 Algorithm parse_algorithm(const std::string& text) {
   for (Algorithm algorithm : {Algorithm::kAuto, Algorithm::kWarp, Algorithm::kBlockRegs,
                               Algorithm::kBlockSmem, Algorithm::kBlockOnline, Algorithm::kCluster,
-                              Algorithm::kClusterSmem, Algorithm::kStream, Algorithm::kRing})
+                              Algorithm::kClusterSmem, Algorithm::kStream, Algorithm::kRing,
+                              Algorithm::kBlockSplit})
     if (text == to_string(algorithm)) return algorithm;
   throw Error(Status::kErrorInvalidArgument,
               "algorithm '" + text +
                   "' is not one of auto, warp, block_regs, block_smem, block_online, cluster, cluster_smem, "
-                  "stream, ring");
+                  "stream, ring, block_split");
 }
 
 const char* to_string(ClusterGrid grid) noexcept {

@@ -14,6 +14,9 @@ struct DeviceProps {
   int arch = 0;                 ///< e.g. 90 for sm_90
   int sm_count = 0;
   int max_smem_per_block = 0;   ///< opt-in maximum, bytes
+  int max_smem_per_sm = 0;      ///< bytes, the blocks' reserved shared memory included
+  int reserved_smem_per_block = 0;  ///< bytes the system takes from each block's share
+  int max_threads_per_sm = 0;
   int l2_bytes = 0;
   std::size_t total_memory = 0;
 };

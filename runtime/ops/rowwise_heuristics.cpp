@@ -43,6 +43,11 @@ constexpr std::int64_t kOnlineMinSliceBytes = 16 * 1024;
 constexpr int kRingThreads = 512;
 constexpr std::int64_t kRingMaxSliceBytes = 2 * kRingChunkBytes;
 
+// block_split: the block reductions' static shared memory (rounded up), and rows from this
+// many bytes on, below which a warp or a small block holds the row in registers anyway.
+constexpr std::int64_t kSplitStaticSmem = 512;
+constexpr std::int64_t kSplitMinRowBytes = 8 * 1024;
+
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 int pow2_ceil(std::int64_t value) {
@@ -79,6 +84,64 @@ std::int64_t held_registers(const RowwiseProblem& p, int pack, int group, std::i
 /// Registers a thread of `threads` (each its own share of `cols`) spends on its values.
 std::int64_t held_registers_for(const RowwiseProblem& p, std::int64_t cols, int pack, int threads) {
   return held_registers(p, pack, threads, values_per_thread(cols, pack, threads));
+}
+
+/// How a block_split config sits on an SM: a thread's packs, the registers its held ones take,
+/// and the blocks an SM holds at once by registers (as block_split.cuh's SplitShape tells the
+/// compiler), threads and shared memory.
+struct SplitFit {
+  std::int64_t packs = 0;
+  std::int64_t held_registers = 0;
+  std::int64_t by_registers = 0;
+  std::int64_t blocks_per_sm = 0;
+};
+
+/// Registers a thread of block_split needs beside its held values: split_other_registers in
+/// block_split.cuh.
+int split_other_registers(RowOp op) { return op == RowOp::kReduceScale ? 32 : 24; }
+
+SplitFit split_fit(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& c) {
+  SplitFit fit;
+  fit.packs = split_thread_packs(p.cols, c.pack, c.threads);
+  fit.held_registers = held_registers(p, c.pack, c.threads, (fit.packs - c.staged) * c.pack);
+  fit.by_registers = 65536 / (std::int64_t{c.threads} * (fit.held_registers + split_other_registers(p.op)));
+  const std::int64_t by_threads = d.max_threads_per_sm / c.threads;
+  const std::int64_t block_smem = split_smem_bytes(p, c) + d.reserved_smem_per_block + kSplitStaticSmem;
+  const std::int64_t by_smem = d.max_smem_per_sm / block_smem;
+  fit.blocks_per_sm = std::min({fit.by_registers, by_threads, by_smem});
+  return fit;
+}
+
+/// block_split over `threads`, staging the most packs that still keep the most blocks resident:
+/// every pack staged in shared memory frees registers, every pack held frees shared memory.
+/// Measured on the H100 (bf16, softmax): 1024x32000 over 512 threads 46.0 us with 6 of 8 packs
+/// staged (four blocks an SM) against 47.5 with 3 (three blocks); 512x65536 over 1024 threads
+/// level with 6 or 7 of 8 (two blocks).
+KernelConfig fit_split(const RowwiseProblem& p, const DeviceProps& d, int pack, int threads) {
+  KernelConfig best{Algorithm::kBlockSplit, pack, threads, threads, 1};
+  std::int64_t best_blocks = 0;
+  const std::int64_t packs = split_thread_packs(p.cols, pack, threads);
+  for (std::int64_t staged = packs; staged >= 1; --staged) {
+    KernelConfig c = best;
+    c.staged = static_cast<int>(staged);
+    const std::int64_t blocks = split_fit(p, d, c).blocks_per_sm;
+    if (blocks > best_blocks) best_blocks = blocks, best.staged = c.staged;
+  }
+  if (best.staged == 0) best.staged = static_cast<int>(std::max<std::int64_t>(packs, 1));
+  return best;
+}
+
+/// The threads (256, 512 or 1024) whose block_split keeps the most threads resident on an SM;
+/// the fewer threads on a tie (their barriers wait on fewer warps).
+KernelConfig fit_split(const RowwiseProblem& p, const DeviceProps& d, int pack) {
+  KernelConfig best = fit_split(p, d, pack, 1024);
+  std::int64_t best_threads = split_fit(p, d, best).blocks_per_sm * best.threads;
+  for (int threads : {512, 256}) {
+    const KernelConfig c = fit_split(p, d, pack, threads);
+    const std::int64_t resident = split_fit(p, d, c).blocks_per_sm * threads;
+    if (resident >= best_threads) best = c, best_threads = resident;
+  }
+  return best;
 }
 
 /// The fewest blocks per row (a power of two, at most 16) whose slices hold at most
@@ -270,6 +333,24 @@ std::string why_not_ring(const RowwiseProblem& p, const DeviceProps& d, const Ke
   return {};
 }
 
+std::string why_not_split(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& c) {
+  if (c.pack * size_of(p.in_dtype) < 4)
+    return "block_split: an input pack must be at least 4 bytes (asynchronous copies move 4, 8 or 16)";
+  const SplitFit fit = split_fit(p, d, c);
+  if (c.staged < 1 || c.staged > fit.packs)
+    return "block_split: staged must be 1.." + std::to_string(fit.packs) + " (a thread's packs)";
+  const std::int64_t max_held = std::min<std::int64_t>(kHardMaxHeldRegisters,
+                                                        65536 / c.threads - split_other_registers(p.op));
+  if (fit.held_registers > max_held)
+    return "block_split: the held packs take " + std::to_string(fit.held_registers) +
+           " registers a thread; at most " + std::to_string(max_held) + " fit (stage more packs)";
+  const std::int64_t bytes = split_smem_bytes(p, c);
+  if (bytes + kSmemReserve > d.max_smem_per_block)
+    return "block_split: the staged packs need " + std::to_string(bytes) +
+           " bytes of shared memory; the device has " + std::to_string(d.max_smem_per_block);
+  return {};
+}
+
 std::string why_not_algorithm(const RowwiseProblem& p, const DeviceProps& d,
                               const KernelConfig& c) {
   switch (c.algorithm) {
@@ -311,6 +392,7 @@ std::string why_not_algorithm(const RowwiseProblem& p, const DeviceProps& d,
       return {};
     case Algorithm::kStream: return why_not_stream(p, d, c);
     case Algorithm::kRing: return why_not_ring(p, d, c);
+    case Algorithm::kBlockSplit: return why_not_split(p, d, c);
     case Algorithm::kAuto: return "algorithm must be concrete";
   }
   return "unknown algorithm";
@@ -338,6 +420,9 @@ KernelConfig complete_rowwise_config(const RowwiseProblem& p, const DeviceProps&
     case Algorithm::kCluster: fitted = fit_cluster(p, d, pack); break;
     case Algorithm::kStream: fitted = fit_stream(p, d, pack); break;
     case Algorithm::kRing: fitted = ring_config(p); break;
+    case Algorithm::kBlockSplit:
+      fitted = partial.threads > 0 ? fit_split(p, d, pack, partial.threads) : fit_split(p, d, pack);
+      break;
     case Algorithm::kClusterSmem:
       fitted = fit_smem(p, pack, true);
       fitted.algorithm = Algorithm::kClusterSmem;
@@ -352,6 +437,7 @@ KernelConfig complete_rowwise_config(const RowwiseProblem& p, const DeviceProps&
   else if (partial.algorithm == Algorithm::kStream && fitted.group > 32)
     fitted.group = fitted.threads;
   if (partial.cluster > 0) fitted.cluster = partial.cluster;
+  if (partial.staged > 0) fitted.staged = partial.staged;
   fitted.cluster_grid = partial.cluster_grid;
   return fitted;
 }
@@ -482,6 +568,23 @@ void add_ring_candidate(const RowwiseProblem& p, const DeviceProps& d, std::vect
     out.push_back(ring);
 }
 
+/// block_split at the two thread counts that keep the most threads resident (fit_split), for
+/// rows wider than a small block holds in registers. One block an SM never paid: its barriers
+/// leave the SM without loads in flight (bf16 512x65536 over 512 threads: 54.6 us against 50.2
+/// at two blocks an SM).
+void add_split_candidates(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
+  if (p.cols * size_of(p.in_dtype) < kSplitMinRowBytes) return;
+  std::vector<std::pair<std::int64_t, KernelConfig>> ranked;
+  for (int threads : {256, 512, 1024}) {
+    const KernelConfig c = fit_split(p, d, p.max_pack, threads);
+    const std::int64_t blocks = split_fit(p, d, c).blocks_per_sm;
+    if (blocks >= 2) ranked.push_back({-blocks * threads, c});
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (std::size_t i = 0; i < 2 && i < ranked.size(); ++i) out.push_back(ranked[i].second);
+}
+
 /// Rows read twice, the second time from L2: a block per row and, with no more rows than SMs,
 /// clusters of 2 and 8 (online_config; clusters of 4 never won on the H100).
 void add_online_candidates(const RowwiseProblem& p, const DeviceProps& d,
@@ -516,6 +619,7 @@ std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const Devi
     // than SMs there is no next tile (64x262144 on the H100: 49-81 us against 33-52).
     if (d.arch >= 90 && p.rows >= d.sm_count) add_stream_candidates(p, pack, configs);
   }
+  add_split_candidates(p, d, configs);
   add_online_candidates(p, d, configs);
   if (d.arch >= 90) add_ring_candidate(p, d, configs);
   // Without clusters, a row in shared memory is the other way to hold rows too wide for one
@@ -531,6 +635,9 @@ DeviceProps nominal_device(int arch) {
   props.name = "nominal sm_" + std::to_string(arch);
   props.sm_count = arch >= 90 ? 132 : 108;
   props.max_smem_per_block = arch >= 90 ? 227 * 1024 : (arch == 80 ? 163 * 1024 : 99 * 1024);
+  props.reserved_smem_per_block = 1024;
+  props.max_smem_per_sm = props.max_smem_per_block + props.reserved_smem_per_block;
+  props.max_threads_per_sm = arch == 86 || arch == 89 ? 1536 : 2048;
   props.l2_bytes = arch >= 90 ? 50 << 20 : 40 << 20;
   return props;
 }

@@ -52,6 +52,9 @@ KernelSpec rowwise_kernel_spec(const RowwiseProblem& p, const KernelConfig& c) {
     case Algorithm::kRing:
       return {"row_ring.cuh",
               "kjit::row_ring<" + join_arguments(p, {p.cols, c.threads, c.cluster}) + ">"};
+    case Algorithm::kBlockSplit:
+      return {"block_split.cuh",
+              "kjit::block_split<" + join_arguments(p, {p.cols, c.pack, c.threads, c.staged}) + ">"};
     case Algorithm::kAuto: break;
   }
   throw Error(Status::kErrorInvalidConfig, "a kernel spec needs a concrete algorithm");
@@ -75,7 +78,19 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
   if (config.algorithm == Algorithm::kStream)
     shape.dynamic_smem = static_cast<int>(stream_smem_bytes(problem, config));
   if (config.algorithm == Algorithm::kRing) shape.dynamic_smem = static_cast<int>(kRingSmemBytes);
+  if (config.algorithm == Algorithm::kBlockSplit)
+    shape.dynamic_smem = static_cast<int>(split_smem_bytes(problem, config));
   return shape;
+}
+
+std::int64_t split_thread_packs(std::int64_t cols, int pack, int threads) noexcept {
+  // As block_split.cuh's SplitShape: whole packs, the last thread's share padded.
+  const std::int64_t per_round = std::int64_t{threads} * pack;
+  return threads > 0 && pack > 0 ? (cols + per_round - 1) / per_round : 0;
+}
+
+std::int64_t split_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept {
+  return std::int64_t{config.staged} * config.threads * config.pack * size_of(problem.in_dtype);
 }
 
 std::int64_t stream_slice_cols(std::int64_t cols, DType in_dtype, int cluster) noexcept {

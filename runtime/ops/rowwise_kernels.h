@@ -76,6 +76,11 @@ std::int64_t stream_slice_cols(std::int64_t cols, DType in_dtype, int cluster) n
 /// Dynamic shared memory of the stream kernel: two stages of a tile of row slices.
 std::int64_t stream_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept;
 
+/// Packs of a row of `cols` each thread of a block_split block takes (held and staged).
+std::int64_t split_thread_packs(std::int64_t cols, int pack, int threads) noexcept;
+/// Dynamic shared memory of block_split: every thread's staged packs.
+std::int64_t split_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept;
+
 /// Blocks to launch for `rows` rows: one per row (or per group of rows), capped at the grid
 /// limit; for cluster and persistent kernels, the fewest resident groups (up to max_clusters)
 /// that walk the rows in as few rounds as max_clusters would.

@@ -39,8 +39,8 @@ struct Variant {
 };
 
 std::vector<Algorithm> algorithms_for(int arch) {
-  std::vector<Algorithm> algorithms = {Algorithm::kWarp, Algorithm::kBlockRegs,
-                                       Algorithm::kBlockSmem, Algorithm::kBlockOnline};
+  std::vector<Algorithm> algorithms = {Algorithm::kWarp, Algorithm::kBlockRegs, Algorithm::kBlockSmem,
+                                       Algorithm::kBlockOnline, Algorithm::kBlockSplit};
   if (arch >= 90) {
     algorithms.push_back(Algorithm::kCluster);
     algorithms.push_back(Algorithm::kClusterSmem);
@@ -220,7 +220,7 @@ TEST_CASE("invalid configs are refused before and during compilation") {
   }
 }
 
-TEST_CASE("the register kernels' tuning candidates at 16-bit benchmark shapes do not spill") {
+TEST_CASE("the register kernels' tuning candidates at benchmark shapes do not spill") {
   // 16-bit rows stay as loaded words (HeldRow) only while the compilers do not keep the floats
   // each pass converts: when they did, log-softmax spilled and ran 41% slower (WordWidening).
   const DeviceProps h100 = nominal_device(90);
@@ -235,7 +235,16 @@ TEST_CASE("the register kernels' tuning candidates at 16-bit benchmark shapes do
               config.pack == 8 && config.cluster_grid == ClusterGrid::kResident)
             variants.push_back({problem, config, 90, {}, {}});
       }
-  REQUIRE(variants.size() >= 20);
+  // block_split's candidates, every dtype: its shape tells the compiler the registers it may use.
+  const std::int64_t split_shapes[][2] = {{2048, 16384}, {1024, 32000}, {512, 65536}};
+  for (DType dtype : {DType::kBF16, DType::kF16, DType::kF32})
+    for (const auto& shape : split_shapes)
+      for (RowOp op : kOps) {
+        const RowwiseProblem problem{op, dtype, dtype, shape[0], shape[1], 16 / size_of(dtype)};
+        for (const KernelConfig& config : rowwise_candidates(problem, h100))
+          if (config.algorithm == Algorithm::kBlockSplit) variants.push_back({problem, config, 90, {}, {}});
+      }
+  REQUIRE(variants.size() >= 60);
   test::compile_variants(variants, kPoolThreads,
                          [](const Variant& v) { return rowwise_kernel_spec(v.problem, v.config); });
   int reported = 0;

@@ -26,6 +26,8 @@ std::vector<KernelConfig> sample_configs() {
       {Algorithm::kClusterSmem, 8, 512, 512, 4},
       {Algorithm::kClusterSmem, 8, 512, 512, 4, ClusterGrid::kPerRow},
       {Algorithm::kCluster, 4, 1024, 1024, 8, ClusterGrid::kPerRow},
+      {Algorithm::kBlockSplit, 8, 512, 512, 1, ClusterGrid::kResident, 6},
+      {Algorithm::kBlockSplit, 8, 512, 512, 1, ClusterGrid::kResident, 7},
   };
 }
 
@@ -51,6 +53,8 @@ TEST_CASE("equality compares every field") {
   CHECK(base != KernelConfig{Algorithm::kWarp, 4, 128, 32, 2});
   CHECK(KernelConfig{Algorithm::kCluster, 4, 512, 512, 4} !=
         KernelConfig{Algorithm::kCluster, 4, 512, 512, 4, ClusterGrid::kPerRow});
+  CHECK(KernelConfig{Algorithm::kBlockSplit, 8, 512, 512, 1, ClusterGrid::kResident, 6} !=
+        KernelConfig{Algorithm::kBlockSplit, 8, 512, 512, 1, ClusterGrid::kResident, 5});
   CHECK(KernelConfig{} == KernelConfig{Algorithm::kAuto, 0, 0, 0, 0});
 }
 
@@ -77,6 +81,8 @@ TEST_CASE("to_string spells every field") {
         "cluster pack=2 threads=512 group=512 cluster=8");
   CHECK(KernelConfig{Algorithm::kClusterSmem, 4, 512, 512, 4, ClusterGrid::kPerRow}.to_string() ==
         "cluster_smem pack=4 threads=512 group=512 cluster=4 grid=per_row");
+  CHECK(KernelConfig{Algorithm::kBlockSplit, 8, 512, 512, 1, ClusterGrid::kResident, 6}.to_string() ==
+        "block_split pack=8 threads=512 group=512 cluster=1 staged=6");
 }
 
 TEST_CASE("JSON round trip") {
@@ -95,6 +101,10 @@ TEST_CASE("JSON round trip") {
   const char* before_grids = R"({"algorithm":"cluster","pack":4,"threads":512,"group":512,"cluster":4})";
   CHECK(KernelConfig::from_json(before_grids) ==
         KernelConfig{Algorithm::kCluster, 4, 512, 512, 4, ClusterGrid::kResident});
+  // Only block_split writes its staged packs, so the other algorithms' records read as before.
+  CHECK(KernelConfig{Algorithm::kWarp, 4, 128, 32, 1}.to_json().find("staged") == std::string::npos);
+  CHECK(KernelConfig{Algorithm::kBlockSplit, 8, 512, 512, 1, ClusterGrid::kResident, 6}.to_json().find(
+            "\"staged\":6") != std::string::npos);
 }
 
 TEST_CASE("from_json rejects malformed text") {

@@ -179,6 +179,48 @@ TEST_CASE("nominal devices look like their archs") {
   CHECK(h100.max_smem_per_block >= a100.max_smem_per_block);
 }
 
+TEST_CASE("block_split stages the most packs that keep the most threads resident") {
+  const DeviceProps h100 = nominal_device(90);
+  auto fitted = [&](DType dtype, std::int64_t rows, std::int64_t cols) {
+    const RowwiseProblem p{RowOp::kSoftmax, dtype, dtype, rows, cols, 16 / size_of(dtype)};
+    const KernelConfig c = complete_rowwise_config(p, h100, KernelConfig{Algorithm::kBlockSplit});
+    CHECK(why_not_rowwise(p, h100, c) == "");
+    return std::to_string(c.threads) + "/" + std::to_string(c.staged);
+  };
+  // The layouts that measured best on the H100 (bf16, softmax): four blocks of 512 an SM with
+  // 6 of 8 packs staged (48 KB a block), eight of 256 with 6 of 8, two of 1024 with 7 of 8.
+  CHECK(fitted(DType::kBF16, 1024, 32000) == "512/6");
+  CHECK(fitted(DType::kBF16, 2048, 16384) == "256/6");
+  CHECK(fitted(DType::kBF16, 512, 65536) == "1024/7");
+  // Forced threads keep their count and get their own staging.
+  const RowwiseProblem p{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 1024, 32000, 8};
+  const KernelConfig forced = complete_rowwise_config(p, h100, KernelConfig{Algorithm::kBlockSplit, 8, 1024});
+  CHECK(forced.threads == 1024);
+  CHECK(why_not_rowwise(p, h100, forced) == "");
+  // Smaller shared memory (sm_86: 100 KB an SM) stages fewer bytes a block.
+  const KernelConfig small = complete_rowwise_config(p, nominal_device(86), KernelConfig{Algorithm::kBlockSplit});
+  CHECK(split_smem_bytes(p, small) <= 99 * 1024);
+  CHECK(why_not_rowwise(p, nominal_device(86), small) == "");
+  // What it refuses, by name.
+  auto why = [&](KernelConfig c) { return why_not_rowwise(p, h100, c); };
+  KernelConfig c{Algorithm::kBlockSplit, 8, 512, 512, 1, ClusterGrid::kResident, 6};
+  CHECK(why(c) == "");
+  c.staged = 9;
+  CHECK(why(c).find("staged must be 1..8") != std::string::npos);
+  c.staged = 8;  // 64 KB a block: fits, three blocks an SM
+  CHECK(why(c) == "");
+  c = {Algorithm::kBlockSplit, 8, 128, 128, 1, ClusterGrid::kResident, 1};  // 31 packs held: 124 registers
+  CHECK(why(c).find("registers") != std::string::npos);
+  const RowwiseProblem wide{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 64, 131072, 8};
+  c = {Algorithm::kBlockSplit, 8, 1024, 1024, 1, ClusterGrid::kResident, 16};  // 256 KB staged
+  CHECK(why_not_rowwise(wide, h100, c).find("shared memory") != std::string::npos);
+  const RowwiseProblem odd{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 1024, 32001, 1};
+  CHECK(why_not_rowwise(odd, h100, {Algorithm::kBlockSplit, 1, 512, 512, 1, ClusterGrid::kResident, 4})
+            .find("4 bytes") != std::string::npos);
+  CHECK(why(KernelConfig{Algorithm::kBlockSplit, 8, 512, 512, 2, ClusterGrid::kResident, 6}).find("cluster") !=
+        std::string::npos);
+}
+
 TEST_CASE("why_not_rowwise explains invalid configs") {
   const DeviceProps h100 = nominal_device(90);
   const DeviceProps a100 = nominal_device(80);

@@ -15,7 +15,7 @@ TEST_CASE("algorithm names round trip") {
   const Algorithm all[] = {Algorithm::kAuto,        Algorithm::kWarp,    Algorithm::kBlockRegs,
                            Algorithm::kBlockSmem,   Algorithm::kBlockOnline,
                            Algorithm::kCluster,     Algorithm::kClusterSmem,
-                           Algorithm::kStream,      Algorithm::kRing};
+                           Algorithm::kStream,      Algorithm::kRing,    Algorithm::kBlockSplit};
   std::set<std::string> seen;
   for (Algorithm algorithm : all) {
     const std::string name = to_string(algorithm);
@@ -25,6 +25,7 @@ TEST_CASE("algorithm names round trip") {
   CHECK(std::string(to_string(Algorithm::kBlockOnline)) == "block_online");
   CHECK(std::string(to_string(Algorithm::kWarp)) == "warp");
   CHECK(std::string(to_string(Algorithm::kRing)) == "ring");
+  CHECK(std::string(to_string(Algorithm::kBlockSplit)) == "block_split");
 }
 
 TEST_CASE("top-K algorithm names round trip") {

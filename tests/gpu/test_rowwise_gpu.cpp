@@ -5,6 +5,7 @@
 // Cases run on several threads at once so that their NVRTC compiles overlap.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include "row_batch.h"
 #include "row_inputs.h"
 #include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise_kernels.h"
 #include "runtime/ops/rowwise_problem.h"
 
 using namespace kjit;
@@ -36,7 +38,7 @@ const RowOp kOps[] = {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale};
 const Algorithm kAlgorithms[] = {Algorithm::kAuto,        Algorithm::kWarp,    Algorithm::kBlockRegs,
                                  Algorithm::kBlockSmem,   Algorithm::kBlockOnline,
                                  Algorithm::kCluster,     Algorithm::kClusterSmem,
-                                 Algorithm::kStream,      Algorithm::kRing};
+                                 Algorithm::kStream,      Algorithm::kRing,    Algorithm::kBlockSplit};
 
 struct Unit {
   DType in, out;
@@ -223,6 +225,22 @@ std::vector<KernelConfig> cluster_and_block_layouts(int pack) {
   return layouts;
 }
 
+// block_split with one pack staged, half of them and all, at small and large blocks (the forced
+// configs above stage as many as keep the most threads resident), and at half the widest pack.
+std::vector<KernelConfig> split_layouts(const RowwiseProblem& problem) {
+  std::vector<KernelConfig> layouts;
+  for (int pack : {problem.max_pack, problem.max_pack / 2})
+    for (int threads : {128, 1024}) {
+      if (pack < 1) continue;
+      const auto packs = static_cast<int>(split_thread_packs(problem.cols, pack, threads));
+      for (int staged : {1, (packs + 1) / 2, packs}) {
+        const KernelConfig config{Algorithm::kBlockSplit, pack, threads, threads, 1, ClusterGrid::kResident, staged};
+        if (std::find(layouts.begin(), layouts.end(), config) == layouts.end()) layouts.push_back(config);
+      }
+    }
+  return layouts;
+}
+
 TEST_CASE("every stream, block_online, ring, cluster and block layout matches the reference") {
   KJIT_REQUIRE_GPU();
   const DeviceProps device = current_device();
@@ -260,6 +278,7 @@ TEST_CASE("every stream, block_online, ring, cluster and block layout matches th
       for (const KernelConfig& config : online_layouts(problem.max_pack)) layouts.push_back(config);
       for (const KernelConfig& config : cluster_and_block_layouts(problem.max_pack)) layouts.push_back(config);
       for (const KernelConfig& config : ring_layouts(args.in_dtype)) layouts.push_back(config);
+      for (const KernelConfig& config : split_layouts(problem)) layouts.push_back(config);
       for (const KernelConfig& config : layouts)
         if (why_not_rowwise(problem, device, config).empty() &&
             (!filter || (std::string(to_string(op)) + " " + describe(batches.back()->layout()) + " " +

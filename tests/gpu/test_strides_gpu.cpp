@@ -23,7 +23,7 @@ const std::int64_t kCols[] = {33, 1000, 4097, 50257};
 const Algorithm kAlgorithms[] = {Algorithm::kAuto,        Algorithm::kWarp,    Algorithm::kBlockRegs,
                                  Algorithm::kBlockSmem,   Algorithm::kBlockOnline,
                                  Algorithm::kCluster,     Algorithm::kClusterSmem,
-                                 Algorithm::kStream,      Algorithm::kRing};
+                                 Algorithm::kStream,      Algorithm::kRing,    Algorithm::kBlockSplit};
 
 std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;

@@ -21,10 +21,12 @@ enum class Algorithm : int {
   kRing = 8,        ///< resident blocks (sm_90+): a producer warp keeps a ring of 32 KB chunks of
                     ///< the next rows in flight by bulk copies while `threads` consumer threads
                     ///< hold the current row slice in registers; a cluster per row if cluster > 1
+  kBlockSplit = 9,  ///< a block per row: `staged` packs a thread copied to shared memory
+                    ///< asynchronously, the rest of its share in registers
 };
 
 /// "auto", "warp", "block_regs", "block_smem", "block_online", "cluster", "cluster_smem",
-/// "stream", "ring".
+/// "stream", "ring", "block_split".
 const char* to_string(Algorithm algorithm) noexcept;
 /// Parses the names above; throws Error(kErrorInvalidArgument) otherwise.
 Algorithm parse_algorithm(const std::string& text);
@@ -52,10 +54,14 @@ struct KernelConfig {
   /// kCluster, kClusterSmem only; the other algorithms' grids are fixed by their design. Not a
   /// template argument: both grids run the same compiled kernel.
   ClusterGrid cluster_grid = ClusterGrid::kResident;
+  /// kBlockSplit only: packs of a thread's share staged in shared memory (the rest are held in
+  /// registers); 0 elsewhere, or "choose for me".
+  int staged = 0;
 
   bool operator==(const KernelConfig& other) const noexcept;
   bool operator!=(const KernelConfig& other) const noexcept { return !(*this == other); }
-  /// e.g. "warp pack=4 threads=128 group=32 cluster=1"; " grid=per_row" follows for kPerRow.
+  /// e.g. "warp pack=4 threads=128 group=32 cluster=1"; " grid=per_row" follows for kPerRow,
+  /// " staged=N" for kBlockSplit.
   std::string to_string() const;
   /// Compact JSON object text, e.g. {"algorithm":"warp","pack":4,...}.
   std::string to_json() const;

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// A block per row, the row split between registers and shared memory. Most of a thread's share
+// (its last StagedPacks packs) goes straight to shared memory by asynchronous copies, which hold
+// no registers while in flight; the packs before stay in registers (see HeldRow), so that shared
+// memory does not cap the blocks an SM holds. The host stages as many packs as let the most
+// threads stay resident: at a full SM (2048 threads, 32 registers each) every byte of every row is in flight
+// at once and one block's barriers hide behind the others' loads. On the H100 this beat a row
+// held in registers alone (two blocks of 512 an SM) at bf16 1024x32000 by 7% and the ring at
+// bf16 512x65536 by 6%.
+#pragma once
+
+#include "async_copy.cuh"
+#include "held_row.cuh"
+
+namespace kjit {
+
+/// Registers a thread of block_split needs beside its held values: addresses, the staged
+/// values it widens, the statistics; reduce_scale's exact division takes more. With fewer, the
+/// compiler spilled at 32 registers a thread.
+template <int Op>
+__host__ __device__ constexpr int split_other_registers() {
+  return Op == kOpReduceScale ? 32 : 24;
+}
+
+/// Staged packs a pass over shared memory reads ahead. Unrolled whole, the compiler read them
+/// all at once into registers and spilled at 32 registers a thread.
+constexpr int kStagedUnroll = 2;
+
+/// How a thread of block_split lays out its share of a row.
+template <int Op, typename In, int Cols, int PackSize, int BlockThreads, int StagedPacks>
+struct SplitShape {
+  static constexpr int kPacks = row_share_values<Cols, PackSize, BlockThreads>() / PackSize;
+  static constexpr int kHeldPacks = kPacks - StagedPacks;
+  static constexpr bool kWords = holds_input_words<In, PackSize, BlockThreads>();
+  static constexpr int kHeldRegisters = kWords ? kHeldPacks * PackSize / 2 : kHeldPacks * PackSize;
+  /// Blocks an SM should hold, told to the compiler so it keeps within their registers.
+  static constexpr int kByRegisters = 65536 / (BlockThreads * (kHeldRegisters + split_other_registers<Op>()));
+  static constexpr int kByThreads = 2048 / BlockThreads;
+  static constexpr int kMinBlocks =
+      kByRegisters < 1 ? 1 : (kByRegisters < kByThreads ? kByRegisters : kByThreads);
+};
+
+/// A staged pack as the words shared memory holds. Every pass reads shared memory again, by a
+/// volatile load: with plain loads the compiler kept the values of the first pass in registers
+/// for the next ones, which spilled (bf16 1024x32000 over 512 threads: 148 bytes a thread).
+template <typename In, int PackSize>
+__device__ __forceinline__ WordPack<In, PackSize> staged_words(const Pack<In, PackSize>& slot) {
+  WordPack<In, PackSize> out;
+  constexpr int kWords = WordPack<In, PackSize>::kWords;
+  const unsigned address = shared_address(&slot);
+  if constexpr (kWords == 4)
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(out.w[0]), "=r"(out.w[1]), "=r"(out.w[2]), "=r"(out.w[3]) : "r"(address));
+  else if constexpr (kWords == 2)
+    asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(out.w[0]), "=r"(out.w[1]) : "r"(address));
+  else
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(out.w[0]) : "r"(address));
+  return out;
+}
+
+/// The first statistic (max, or max |x|) of a thread's staged packs.
+template <int Op, typename In, int PackSize, int StagedPacks, int BlockThreads, bool Words>
+__device__ __forceinline__ float staged_first(const Pack<In, PackSize>* staged) {
+  typedef RowMath<Op> Math;
+  if constexpr (Words) {
+    // Pairs of 16-bit values compared as loaded: one instruction for two.
+    unsigned acc = Math::kTwoStats ? staged_words<In, PackSize>(staged[threadIdx.x]).w[0] : 0u;
+#pragma unroll kStagedUnroll
+    for (int p = 0; p < StagedPacks; ++p) {
+      const WordPack<In, PackSize> w = staged_words<In, PackSize>(staged[p * BlockThreads + threadIdx.x]);
+#pragma unroll
+      for (int k = 0; k < WordPack<In, PackSize>::kWords; ++k) acc = fold_first_pair<Op, In>(acc, w.w[k]);
+    }
+    const WordPack<In, 2> pair{{acc}};
+    return typename Math::FirstOp()(pair.at(0), pair.at(1));
+  } else {
+    float first = Math::first_identity();
+#pragma unroll kStagedUnroll
+    for (int p = 0; p < StagedPacks; ++p) {
+      const WordPack<In, PackSize> w = staged_words<In, PackSize>(staged[p * BlockThreads + threadIdx.x]);
+#pragma unroll
+      for (int i = 0; i < PackSize; ++i) first = typename Math::FirstOp()(first, Math::first_term(w.at(i)));
+    }
+    return first;
+  }
+}
+
+/// Sum of exp(x - reference) over a thread's staged packs.
+template <typename In, int PackSize, int StagedPacks, int BlockThreads>
+__device__ __forceinline__ float staged_sum(const Pack<In, PackSize>* staged, float reference) {
+  float sum = 0.0f;
+#pragma unroll kStagedUnroll
+  for (int p = 0; p < StagedPacks; ++p) {
+    const WordPack<In, PackSize> w = staged_words<In, PackSize>(staged[p * BlockThreads + threadIdx.x]);
+#pragma unroll
+    for (int i = 0; i < PackSize; ++i) sum += fast_exp(w.at(i) - reference);
+  }
+  return sum;
+}
+
+template <int Op, typename IoTypes, int Cols, int PackSize, int BlockThreads, int StagedPacks>
+__global__ void __launch_bounds__(BlockThreads, SplitShape<Op, typename IoTypes::in, Cols, PackSize, BlockThreads, StagedPacks>::kMinBlocks)
+block_split(const RowParams params) {
+  typedef typename IoTypes::in In;
+  typedef typename IoTypes::out Out;
+  typedef RowMath<Op> Math;
+  typedef SplitShape<Op, In, Cols, PackSize, BlockThreads, StagedPacks> Shape;
+  constexpr int kPackBytes = PackSize * static_cast<int>(sizeof(In));
+  static_assert(kPackBytes >= 4 && kPackBytes <= 16 && PackSize * sizeof(Out) <= 16,
+                "block_split: an input pack is 4 to 16 bytes (asynchronous copies), an output pack at most 16");
+  static_assert(StagedPacks >= 1 && StagedPacks <= Shape::kPacks, "block_split: 1..(a thread's packs) staged");
+  static_assert(Shape::kHeldRegisters <= 64, "block_split: at most 64 registers a thread held");
+  constexpr int kHeld = Shape::kHeldPacks;
+  constexpr int kStaged = StagedPacks;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  Pack<In, PackSize>* staged = reinterpret_cast<Pack<In, PackSize>*>(smem_raw);
+  // Held packs come first in the row, staged ones after: pack p of a thread is at column
+  // (p * BlockThreads + thread) * PackSize either way.
+  auto column = [](int p) { return (p * BlockThreads + static_cast<int>(threadIdx.x)) * PackSize; };
+  const In fill = from_float<In>(Math::first_identity());
+
+  for (long long row = blockIdx.x; row < params.rows; row += gridDim.x) {
+    const In* in = static_cast<const In*>(params.in) + row * params.in_stride;
+#pragma unroll
+    for (int p = 0; p < kStaged; ++p) {
+      const int col = column(kHeld + p);
+      Pack<In, PackSize>& slot = staged[p * BlockThreads + threadIdx.x];
+      if (col + PackSize <= Cols) copy_async<kPackBytes>(shared_address(&slot), in + col);
+      else slot = load_raw_pack<In, PackSize>(in, col, Cols, fill);  // the row's end, and past it
+    }
+    HeldRow<Op, In, (kHeld > 0 ? kHeld : 1), PackSize, Shape::kWords> held;
+    float own_first = Math::first_identity();
+    if constexpr (kHeld > 0) {
+#pragma unroll
+      for (int p = 0; p < kHeld; ++p) held.load(p, in, column(p), Cols);
+      own_first = held.own_first();  // while the staged packs land
+    }
+    wait_async_copies();
+    own_first = typename Math::FirstOp()(
+        own_first, staged_first<Op, In, PackSize, kStaged, BlockThreads, Shape::kWords>(staged));
+
+    float first = own_first, finished = 0.0f, factor = 0.0f;
+    if constexpr (Math::kTwoStats) {
+      // One exchange of (max, sum) pairs, each thread's sum against its own max.
+      const float reference = own_first == neg_inf() ? 0.0f : own_first;
+      float own_sum = staged_sum<In, PackSize, kStaged, BlockThreads>(staged, reference);
+      if constexpr (kHeld > 0) own_sum += held.own_sum(own_first);
+      const OnlineStats row_stats = block_merge<BlockThreads>(OnlineStats{own_first, own_sum});
+      first = row_stats.max;
+      finished = Math::finish(row_stats.sum);
+      if constexpr (Op == kOpSoftmax) factor = Math::own_factor(own_first, first, finished);
+    } else {
+      first = block_all_reduce<BlockThreads>(first, typename Math::FirstOp());
+    }
+
+    Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
+    if constexpr (kHeld > 0) {
+#pragma unroll
+      for (int p = 0; p < kHeld; ++p) held.store(p, out, column(p), Cols, first, finished, factor);
+    }
+    // reduce_scale's exact division takes registers of its own: one pack at a time.
+    constexpr int kOutputUnroll = Op == kOpReduceScale ? 1 : kStagedUnroll;
+#pragma unroll kOutputUnroll
+    for (int p = 0; p < kStaged; ++p) {
+      const WordPack<In, PackSize> w = staged_words<In, PackSize>(staged[p * BlockThreads + threadIdx.x]);
+      float o[PackSize];
+#pragma unroll
+      for (int i = 0; i < PackSize; ++i) o[i] = Math::apply(w.at(i), first, finished);
+      store_pack_words<Out, PackSize>(out, column(kHeld + p), Cols, o);
+    }
+    if constexpr (Op == kOpReduceScale) {
+      if (params.scale_out != nullptr && threadIdx.x == 0) params.scale_out[row] = first;
+    }
+    // Each thread reads back only the slots it copied into, so the next row needs no barrier.
+  }
+}
+
+}  // namespace kjit
