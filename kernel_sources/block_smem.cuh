@@ -25,7 +25,8 @@ block_smem(const RowParams params) {
   constexpr int kSliceCols =
       ((Cols + ClusterBlocks - 1) / ClusterBlocks + PackSize - 1) / PackSize * PackSize;
   constexpr int kPacks = kSliceCols / PackSize;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
+  // 128-byte aligned, as block_split's (which ran 8% slower at 16).
+  extern __shared__ __align__(128) unsigned char smem_raw[];
   Pack<In, PackSize>* cached = reinterpret_cast<Pack<In, PackSize>*>(smem_raw);
   __shared__ RowSlots slots;  // by row parity: one cluster barrier a row
 
