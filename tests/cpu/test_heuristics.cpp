@@ -122,10 +122,11 @@ TEST_CASE("the pick is deterministic") {
 TEST_CASE("16-bit rows a block holds go to 256-512 threads, 64 values a thread a candidate") {
   const DeviceProps device = nominal_device(90);
   const RowwiseProblem bf16{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 2048, 16384, 8};
-  const KernelConfig chosen = choose_rowwise_config(bf16, device);
+  const RowwiseProblem narrower{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 4096, 8192, 8};
+  const KernelConfig chosen = choose_rowwise_config(narrower, device);
   CHECK(chosen.algorithm == Algorithm::kBlockRegs);
-  CHECK(chosen.threads == 512);
-  CHECK(why_not_rowwise(bf16, device, chosen) == "");
+  CHECK(chosen.threads == 256);
+  CHECK(why_not_rowwise(narrower, device, chosen) == "");
   // fp32 rows of the same width keep their 16 to 32 values a thread.
   const RowwiseProblem f32{RowOp::kSoftmax, DType::kF32, DType::kF32, 2048, 16384, 4};
   CHECK(choose_rowwise_config(f32, device).threads >= 512);
@@ -154,8 +155,8 @@ TEST_CASE("16-bit values held as loaded words count half the registers") {
   };
   CHECK(threads_for(16384, 2048) == 128);
   CHECK(threads_for(8192, 4096) == 256);
-  CHECK(threads_for(2048, 16384) == 512);
-  CHECK(threads_for(1024, 32000) == 512);
+  CHECK(threads_for(4096, 8192) == 256);
+  // Rows of 32 KB or more go to block_split (see the test of its picks).
   // Odd packs hold floats, and so does a warp's share of a row.
   const RowwiseProblem odd{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 2048, 16383, 1};
   CHECK(why_not_rowwise(odd, h100, {Algorithm::kBlockRegs, 1, 128, 128, 1}).find("64 values") != std::string::npos);
@@ -192,6 +193,21 @@ TEST_CASE("block_split stages the most packs that keep the most threads resident
   CHECK(fitted(DType::kBF16, 1024, 32000) == "512/6");
   CHECK(fitted(DType::kBF16, 2048, 16384) == "256/6");
   CHECK(fitted(DType::kBF16, 512, 65536) == "1024/7");
+  // The heuristic takes it for rows of 32 KB or more that fill an SM's thread slots.
+  auto chosen = [&](DType dtype, std::int64_t rows, std::int64_t cols) {
+    return choose_rowwise_config({RowOp::kSoftmax, dtype, dtype, rows, cols, 16 / size_of(dtype)}, h100);
+  };
+  CHECK(chosen(DType::kBF16, 1024, 32000) == KernelConfig{Algorithm::kBlockSplit, 8, 512, 512, 1, ClusterGrid::kResident, 6});
+  CHECK(chosen(DType::kBF16, 2048, 16384) == KernelConfig{Algorithm::kBlockSplit, 8, 256, 256, 1, ClusterGrid::kResident, 6});
+  CHECK(chosen(DType::kF32, 2048, 16384).algorithm == Algorithm::kBlockSplit);
+  CHECK(chosen(DType::kBF16, 8192, 4096).algorithm == Algorithm::kBlockRegs);    // 8 KB rows
+  CHECK(chosen(DType::kF32, 512, 65536).algorithm == Algorithm::kClusterSmem);   // one block an SM
+  // Smaller shared memories (A100: 164 KB an SM; sm_86: 100 KB and 1536 threads) fit their own.
+  for (int arch : {80, 86}) {
+    const DeviceProps d = nominal_device(arch);
+    const RowwiseProblem p{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 1024, 32000, 8};
+    CHECK(why_not_rowwise(p, d, choose_rowwise_config(p, d)) == "");
+  }
   // Forced threads keep their count and get their own staging.
   const RowwiseProblem p{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 1024, 32000, 8};
   const KernelConfig forced = complete_rowwise_config(p, h100, KernelConfig{Algorithm::kBlockSplit, 8, 1024});
@@ -312,12 +328,13 @@ TEST_CASE("the ring kernel takes wide rows where it measured ahead on the H100")
   };
   CHECK(chosen(DType::kF32, 64, 262144) == KernelConfig{Algorithm::kRing, 4, 512, 512, 16});
   CHECK(chosen(DType::kF32, 64, 128256) == KernelConfig{Algorithm::kRing, 4, 512, 512, 8});
-  CHECK(chosen(DType::kBF16, 512, 65536) == KernelConfig{Algorithm::kRing, 8, 512, 512, 2});
+  CHECK(chosen(DType::kBF16, 512, 131072) == KernelConfig{Algorithm::kRing, 8, 512, 512, 4});
   // Not where it tied or trailed: few 16-bit rows, many fp32 ones, rows a block holds.
   CHECK(chosen(DType::kBF16, 64, 262144).algorithm == Algorithm::kBlockOnline);
   CHECK(chosen(DType::kF32, 512, 65536) ==
         KernelConfig{Algorithm::kClusterSmem, 4, 512, 512, 4, ClusterGrid::kPerRow});
-  CHECK(chosen(DType::kBF16, 1024, 32000) == KernelConfig{Algorithm::kBlockRegs, 8, 512, 512, 1});
+  CHECK(chosen(DType::kBF16, 1024, 32000).algorithm == Algorithm::kBlockSplit);
+  CHECK(chosen(DType::kBF16, 512, 65536).algorithm == Algorithm::kBlockSplit);
   // Rows wider than 16 slices of two chunks go back to reading twice.
   CHECK(chosen(DType::kF32, 64, 1 << 20).algorithm == Algorithm::kBlockOnline);
   // Mixed element sizes cannot write outputs over inputs.
