@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Copies from global to shared memory that bypass registers (cp.async, sm_80+): a thread puts a
-// whole share of a row in flight without holding any of it, so few registers keep many bytes
-// loading.
+// Shared-memory addresses, and copies from global to shared memory that bypass registers
+// (cp.async, sm_80+): a thread puts a whole share of a row in flight without holding any of it,
+// so few registers keep many bytes loading.
 #pragma once
 
 namespace kjit {
@@ -30,6 +30,5 @@ __device__ __forceinline__ void copy_async(unsigned to, const void* global) {
 __device__ __forceinline__ void wait_async_copies() {
   asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
 }
-
 
 }  // namespace kjit

@@ -3,10 +3,10 @@
 // (its last StagedPacks packs) goes straight to shared memory by asynchronous copies, which hold
 // no registers while in flight; the packs before stay in registers (see HeldRow), so that shared
 // memory does not cap the blocks an SM holds. The host stages as many packs as let the most
-// threads stay resident: at a full SM (2048 threads, 32 registers each) every byte of every row is in flight
-// at once and one block's barriers hide behind the others' loads. On the H100 this beat a row
-// held in registers alone (two blocks of 512 an SM) at bf16 1024x32000 by 7% and the ring at
-// bf16 512x65536 by 6%.
+// threads stay resident: on a full SM (2048 threads, 32 registers each) every byte of every
+// row is in flight at once, and one block's barriers hide behind the others' loads. On the
+// H100 this beat a row held in registers alone (two blocks of 512 an SM) at bf16 1024x32000,
+// and the ring kernel at bf16 512x65536, by 7% each.
 #pragma once
 
 #include "async_copy.cuh"
@@ -97,7 +97,8 @@ __device__ __forceinline__ float staged_first(const StagedSlots<In, PackSize, Bl
 
 /// Sum of exp(x - reference) over a thread's staged packs.
 template <int StagedPacks, typename In, int PackSize, int BlockThreads>
-__device__ __forceinline__ float staged_sum(const StagedSlots<In, PackSize, BlockThreads>& slots, float reference) {
+__device__ __forceinline__ float staged_sum(const StagedSlots<In, PackSize, BlockThreads>& slots,
+                                            float reference) {
   float sum = 0.0f;
 #pragma unroll kStagedUnroll
   for (int p = 0; p < StagedPacks; ++p) {
@@ -109,7 +110,8 @@ __device__ __forceinline__ float staged_sum(const StagedSlots<In, PackSize, Bloc
 }
 
 template <int Op, typename IoTypes, int Cols, int PackSize, int BlockThreads, int StagedPacks>
-__global__ void __launch_bounds__(BlockThreads, SplitShape<Op, typename IoTypes::in, Cols, PackSize, BlockThreads, StagedPacks>::kMinBlocks)
+__global__ void __launch_bounds__(
+    BlockThreads, SplitShape<Op, typename IoTypes::in, Cols, PackSize, BlockThreads, StagedPacks>::kMinBlocks)
 block_split(const RowParams params) {
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
@@ -117,8 +119,10 @@ block_split(const RowParams params) {
   typedef SplitShape<Op, In, Cols, PackSize, BlockThreads, StagedPacks> Shape;
   constexpr int kPackBytes = PackSize * static_cast<int>(sizeof(In));
   static_assert(kPackBytes >= 4 && kPackBytes <= 16 && PackSize * sizeof(Out) <= 16,
-                "block_split: an input pack is 4 to 16 bytes (asynchronous copies), an output pack at most 16");
-  static_assert(StagedPacks >= 1 && StagedPacks <= Shape::kPacks, "block_split: 1..(a thread's packs) staged");
+                "block_split: an input pack is 4 to 16 bytes (asynchronous copies), an output pack "
+                "at most 16");
+  static_assert(StagedPacks >= 1 && StagedPacks <= Shape::kPacks,
+                "block_split: 1..(a thread's packs) staged");
   static_assert(Shape::kHeldRegisters <= 64, "block_split: at most 64 registers a thread held");
   constexpr int kHeld = Shape::kHeldPacks;
   constexpr int kStaged = StagedPacks;

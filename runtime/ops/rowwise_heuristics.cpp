@@ -299,6 +299,7 @@ std::string why_not_threads(const KernelConfig& c) {
   if (!takes_cluster_size(c.algorithm) && c.cluster != 1) return "cluster must be 1";
   if (c.cluster_grid != ClusterGrid::kResident && !takes_cluster_grid(c.algorithm))
     return "cluster_grid per_row applies to the cluster and cluster_smem algorithms only";
+  if (c.staged != 0 && c.algorithm != Algorithm::kBlockSplit) return "staged applies to block_split only";
   return {};
 }
 

@@ -235,6 +235,8 @@ TEST_CASE("block_split stages the most packs that keep the most threads resident
             .find("4 bytes") != std::string::npos);
   CHECK(why(KernelConfig{Algorithm::kBlockSplit, 8, 512, 512, 2, ClusterGrid::kResident, 6}).find("cluster") !=
         std::string::npos);
+  CHECK(why(KernelConfig{Algorithm::kBlockRegs, 8, 512, 512, 1, ClusterGrid::kResident, 6}).find("staged") !=
+        std::string::npos);
 }
 
 TEST_CASE("why_not_rowwise explains invalid configs") {
