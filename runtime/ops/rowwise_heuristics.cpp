@@ -95,7 +95,6 @@ std::int64_t held_registers_for(const RowwiseProblem& p, std::int64_t cols, int 
 struct SplitFit {
   std::int64_t packs = 0;
   std::int64_t held_registers = 0;
-  std::int64_t by_registers = 0;
   std::int64_t blocks_per_sm = 0;
 };
 
@@ -107,11 +106,12 @@ SplitFit split_fit(const RowwiseProblem& p, const DeviceProps& d, const KernelCo
   SplitFit fit;
   fit.packs = split_thread_packs(p.cols, c.pack, c.threads);
   fit.held_registers = held_registers(p, c.pack, c.threads, (fit.packs - c.staged) * c.pack);
-  fit.by_registers = 65536 / (std::int64_t{c.threads} * (fit.held_registers + split_other_registers(p.op)));
+  const std::int64_t by_registers =
+      65536 / (std::int64_t{c.threads} * (fit.held_registers + split_other_registers(p.op)));
   const std::int64_t by_threads = d.max_threads_per_sm / c.threads;
   const std::int64_t block_smem = split_smem_bytes(p, c) + d.reserved_smem_per_block + kSplitStaticSmem;
   const std::int64_t by_smem = d.max_smem_per_sm / block_smem;
-  fit.blocks_per_sm = std::min({fit.by_registers, by_threads, by_smem});
+  fit.blocks_per_sm = std::min({by_registers, by_threads, by_smem});
   return fit;
 }
 
@@ -134,17 +134,19 @@ KernelConfig fit_split(const RowwiseProblem& p, const DeviceProps& d, int pack, 
   return best;
 }
 
-/// The threads (256, 512 or 1024) whose block_split keeps the most threads resident on an SM;
-/// the fewer threads on a tie (their barriers wait on fewer warps).
+/// block_split at 256, 512 and 1024 threads, each fitted, the most threads resident on an SM
+/// first; the fewer threads first on a tie (their barriers wait on fewer warps).
+std::vector<KernelConfig> ranked_splits(const RowwiseProblem& p, const DeviceProps& d, int pack) {
+  std::vector<KernelConfig> ranked;
+  for (int threads : {256, 512, 1024}) ranked.push_back(fit_split(p, d, pack, threads));
+  auto resident = [&](const KernelConfig& c) { return split_fit(p, d, c).blocks_per_sm * c.threads; };
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const KernelConfig& a, const KernelConfig& b) { return resident(a) > resident(b); });
+  return ranked;
+}
+
 KernelConfig fit_split(const RowwiseProblem& p, const DeviceProps& d, int pack) {
-  KernelConfig best = fit_split(p, d, pack, 1024);
-  std::int64_t best_threads = split_fit(p, d, best).blocks_per_sm * best.threads;
-  for (int threads : {512, 256}) {
-    const KernelConfig c = fit_split(p, d, pack, threads);
-    const std::int64_t resident = split_fit(p, d, c).blocks_per_sm * threads;
-    if (resident >= best_threads) best = c, best_threads = resident;
-  }
-  return best;
+  return ranked_splits(p, d, pack).front();
 }
 
 /// Whether block_split's config keeps every thread slot of an SM resident.
@@ -591,15 +593,9 @@ void add_ring_candidate(const RowwiseProblem& p, const DeviceProps& d, std::vect
 /// at two blocks an SM).
 void add_split_candidates(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
   if (p.cols * size_of(p.in_dtype) < kSplitMinRowBytes) return;
-  std::vector<std::pair<std::int64_t, KernelConfig>> ranked;
-  for (int threads : {256, 512, 1024}) {
-    const KernelConfig c = fit_split(p, d, p.max_pack, threads);
-    const std::int64_t blocks = split_fit(p, d, c).blocks_per_sm;
-    if (blocks >= 2) ranked.push_back({-blocks * threads, c});
-  }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (std::size_t i = 0; i < 2 && i < ranked.size(); ++i) out.push_back(ranked[i].second);
+  int added = 0;
+  for (const KernelConfig& c : ranked_splits(p, d, p.max_pack))
+    if (added < 2 && split_fit(p, d, c).blocks_per_sm >= 2) out.push_back(c), ++added;
 }
 
 /// Rows read twice, the second time from L2: a block per row and, with no more rows than SMs,

@@ -229,15 +229,16 @@ std::vector<KernelConfig> cluster_and_block_layouts(int pack) {
 // configs above stage as many as keep the most threads resident), and at half the widest pack.
 std::vector<KernelConfig> split_layouts(const RowwiseProblem& problem) {
   std::vector<KernelConfig> layouts;
-  for (int pack : {problem.max_pack, problem.max_pack / 2})
+  for (int pack : {problem.max_pack, problem.max_pack / 2}) {
+    if (pack < 1) continue;
     for (int threads : {128, 1024}) {
-      if (pack < 1) continue;
       const auto packs = static_cast<int>(split_thread_packs(problem.cols, pack, threads));
       for (int staged : {1, (packs + 1) / 2, packs}) {
         const KernelConfig config{Algorithm::kBlockSplit, pack, threads, threads, 1, ClusterGrid::kResident, staged};
         if (std::find(layouts.begin(), layouts.end(), config) == layouts.end()) layouts.push_back(config);
       }
     }
+  }
   return layouts;
 }
 
