@@ -8,6 +8,7 @@
 // why the first read does not ask L2 to keep its lines). Any width.
 #pragma once
 
+#include "grid_dependency.cuh"
 #include "l2_hints.cuh"
 #include "pack.cuh"
 #include "row_math.cuh"
@@ -17,6 +18,7 @@ namespace kjit {
 template <int Op, typename IoTypes, int Cols, int PackSize, int BlockThreads, int ClusterBlocks>
 __global__ void __launch_bounds__(BlockThreads)
 block_online(const RowParams params) {
+  start_after_prior_grids();
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
   typedef RowMath<Op> Math;

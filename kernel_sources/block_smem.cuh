@@ -7,6 +7,7 @@
 // another's loads.
 #pragma once
 
+#include "grid_dependency.cuh"
 #include "pack.cuh"
 #include "row_math.cuh"
 
@@ -15,6 +16,7 @@ namespace kjit {
 template <int Op, typename IoTypes, int Cols, int PackSize, int BlockThreads, int ClusterBlocks>
 __global__ void __launch_bounds__(BlockThreads)
 block_smem(const RowParams params) {
+  start_after_prior_grids();
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
   typedef RowMath<Op> Math;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "async_copy.cuh"
+#include "grid_dependency.cuh"
 #include "held_row.cuh"
 
 namespace kjit {
@@ -113,6 +114,7 @@ template <int Op, typename IoTypes, int Cols, int PackSize, int BlockThreads, in
 __global__ void __launch_bounds__(
     BlockThreads, SplitShape<Op, typename IoTypes::in, Cols, PackSize, BlockThreads, StagedPacks>::kMinBlocks)
 block_split(const RowParams params) {
+  start_after_prior_grids();
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
   typedef RowMath<Op> Math;

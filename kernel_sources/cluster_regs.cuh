@@ -5,6 +5,7 @@
 // one, and still reads and writes every element once.
 #pragma once
 
+#include "grid_dependency.cuh"
 #include "held_row.cuh"
 
 namespace kjit {
@@ -28,6 +29,7 @@ struct ClusterRegsShape
 template <int Op, typename IoTypes, int Cols, int PackSize, int BlockThreads, int ClusterBlocks>
 __global__ void __launch_bounds__(BlockThreads, ClusterRegsShape<typename IoTypes::in, Cols, PackSize, BlockThreads, ClusterBlocks>::kMinBlocks)
 cluster_regs(const RowParams params) {
+  start_after_prior_grids();
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
   typedef RowMath<Op> Math;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "compare_params.cuh"
+#include "grid_dependency.cuh"
 #include "numeric.cuh"
 
 namespace kjit {
@@ -15,6 +16,7 @@ __device__ __forceinline__ unsigned bits_of(bf16 x) { return x.bits; }
 
 template <typename T>
 __global__ void compare_outputs(const CompareParams p) {
+  start_after_prior_grids();
   const T* const got = static_cast<const T*>(p.got);
   const T* const reference = static_cast<const T*>(p.reference);
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;

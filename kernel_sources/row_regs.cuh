@@ -4,6 +4,7 @@
 // BlockThreads). One read and one write of the row; see HeldRow for how values are held.
 #pragma once
 
+#include "grid_dependency.cuh"
 #include "held_row.cuh"
 
 namespace kjit {
@@ -18,6 +19,7 @@ struct RowRegsShape : HeldShape<In, PackSize, GroupThreads, row_share_values<Col
 template <int Op, typename IoTypes, int Cols, int PackSize, int GroupThreads, int BlockThreads>
 __global__ void __launch_bounds__(BlockThreads, RowRegsShape<typename IoTypes::in, Cols, PackSize, GroupThreads, BlockThreads>::kMinBlocks)
 row_regs(const RowParams params) {
+  start_after_prior_grids();
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
   typedef RowMath<Op> Math;

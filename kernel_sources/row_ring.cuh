@@ -14,6 +14,7 @@
 #include "bulk_copy.cuh"
 #include "cluster_inbox.cuh"
 #include "consumer_reduce.cuh"
+#include "grid_dependency.cuh"
 #include "pack.cuh"
 #include "row_math.cuh"
 
@@ -137,6 +138,7 @@ __device__ __forceinline__ OnlineStats exchange_row_stats(OnlineStats mine, int 
 template <int Op, typename IoTypes, int Cols, int Threads, int Cluster>
 __global__ void __launch_bounds__(Threads + 32, 1)
 row_ring(const RowParams params) {
+  start_after_prior_grids();
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
   typedef RowMath<Op> Math;

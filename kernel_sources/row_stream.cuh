@@ -10,6 +10,7 @@
 #pragma once
 
 #include "bulk_copy.cuh"
+#include "grid_dependency.cuh"
 #include "pack.cuh"
 #include "row_math.cuh"
 
@@ -69,6 +70,7 @@ template <int Op, typename IoTypes, int Cols, int PackSize, int BlockThreads, in
           int ClusterBlocks>
 __global__ void __launch_bounds__(BlockThreads)
 row_stream(const RowParams params) {
+  start_after_prior_grids();
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
   typedef RowMath<Op> Math;

@@ -20,6 +20,7 @@
 // many to hold).
 #pragma once
 
+#include "grid_dependency.cuh"
 #include "reduce.cuh"
 #include "topk_keys.cuh"
 #include "topk_output.cuh"
@@ -59,6 +60,7 @@ class StartBarrier {
 template <typename In, typename Idx, int Cols, int KBucket, int Pack, int Threads, int Packs,
           int ClusterBlocks>
 __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params) {
+  start_after_prior_grids();
   check_topk_shape<In, KBucket, Pack, Threads, ClusterBlocks>();
   static_assert(Packs * Pack <= 32, "topk_resident: at most 32 values a thread");
   constexpr int kSliceCols = topk_slice_cols<Cols, ClusterBlocks, Pack>();

@@ -18,6 +18,7 @@
 //    other blocks' sorted lists.
 #pragma once
 
+#include "grid_dependency.cuh"
 #include "pack.cuh"
 #include "reduce.cuh"
 #include "topk_output.cuh"
@@ -703,6 +704,7 @@ template <typename In, typename Idx, int Cols, int KBucket, int Pack, int Thread
           int ClusterBlocks>
 __global__ void __launch_bounds__(Threads, (topk_stream_min_blocks<Threads, ClusterBlocks>()))
     topk_softmax(const TopkParams params) {
+  start_after_prior_grids();
   check_topk_shape<In, KBucket, Pack, Threads, ClusterBlocks>();
   constexpr int kSliceCols = topk_slice_cols<Cols, ClusterBlocks, Pack>();
   constexpr int kBufferKeys = topk_stream_buffer_keys<KBucket, Threads, Pack, Unroll>();

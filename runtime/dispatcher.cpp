@@ -162,6 +162,7 @@ Launchable Dispatcher::load(ContextState& state, const KernelSpec& spec, LaunchS
     return load_kernel(cubins_.get(spec, arch), shape);
   });
   if (loaded->max_active_clusters > 0) shape.max_clusters = loaded->max_active_clusters;
+  shape.dependent_launch = launches_as_dependent(shape, state.device, settings_.dependent_launch);
   return Launchable{std::move(loaded), KernelConfig{}, shape};
 }
 

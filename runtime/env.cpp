@@ -63,6 +63,7 @@ EnvSettings read_env_settings() {
   settings.cache_bundle = get("KJIT_CACHE_BUNDLE");
   settings.disk_cache = parse_flag("KJIT_DISK_CACHE", true) && !settings.cache_dir.empty();
   settings.jit = parse_flag("KJIT_JIT", true);
+  settings.dependent_launch = parse_flag("KJIT_PDL", true);
   if (auto tune = get("KJIT_TUNE"); !tune.empty()) {
     auto mode = parse_tune_mode(tune);
     if (!mode)

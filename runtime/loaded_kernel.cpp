@@ -4,12 +4,25 @@
 namespace kjit {
 namespace {
 
-CUlaunchConfig cluster_launch_config(const LaunchShape& shape, unsigned grid, CUstream stream,
-                                     CUlaunchAttribute* cluster) {
-  cluster->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  cluster->value.clusterDim.x = static_cast<unsigned>(shape.cluster);
-  cluster->value.clusterDim.y = 1;
-  cluster->value.clusterDim.z = 1;
+CUlaunchAttribute cluster_dimension(const LaunchShape& shape) {
+  CUlaunchAttribute cluster{};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = static_cast<unsigned>(shape.cluster);
+  cluster.value.clusterDim.y = 1;
+  cluster.value.clusterDim.z = 1;
+  return cluster;
+}
+
+CUlaunchAttribute programmatic_serialization() {
+  CUlaunchAttribute dependent{};
+  dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  dependent.value.programmaticStreamSerializationAllowed = 1;
+  return dependent;
+}
+
+/// A launch of `grid` blocks of `shape` with `count` attributes.
+CUlaunchConfig launch_config(const LaunchShape& shape, unsigned grid, CUstream stream,
+                             CUlaunchAttribute* attributes, unsigned count) {
   CUlaunchConfig config{};
   config.gridDimX = grid;
   config.gridDimY = config.gridDimZ = 1;
@@ -17,17 +30,16 @@ CUlaunchConfig cluster_launch_config(const LaunchShape& shape, unsigned grid, CU
   config.blockDimY = config.blockDimZ = 1;
   config.sharedMemBytes = static_cast<unsigned>(shape.dynamic_smem);
   config.hStream = stream;
-  config.attrs = cluster;
-  config.numAttrs = 1;
+  config.attrs = attributes;
+  config.numAttrs = count;
   return config;
 }
 
 /// How many clusters of this kernel the device holds at once: the grid of the resident,
 /// row-walking cluster kernels. Falls back to one per SM group when the driver cannot say.
 int active_clusters(CUfunction function, const LaunchShape& shape) {
-  CUlaunchAttribute attribute{};
-  const CUlaunchConfig config =
-      cluster_launch_config(shape, static_cast<unsigned>(shape.cluster), nullptr, &attribute);
+  CUlaunchAttribute attribute = cluster_dimension(shape);
+  const CUlaunchConfig config = launch_config(shape, static_cast<unsigned>(shape.cluster), nullptr, &attribute, 1);
   int clusters = 0;
   if (cuda().cuOccupancyMaxActiveClusters(&clusters, function, &config) != CUDA_SUCCESS ||
       clusters < 1)
@@ -78,15 +90,25 @@ void Launchable::launch(const RowParams& params, CUstream stream) const {
                 static_cast<unsigned>(rowwise_grid(shape, params.rows)), stream);
 }
 
+bool launches_as_dependent(const LaunchShape& shape, const DeviceProps& device, bool enabled) noexcept {
+  // A persistent grid launched early lands its blocks wherever the kernel before it left room,
+  // and keeps that placement for its whole run (fp32 64x262144, block_online over clusters of
+  // 8 on the H100: 59.2 -> 65.9 us); a grid of a block per row tile is placed afresh block by block.
+  return enabled && device.dependent_launch && !shape.persistent;
+}
+
 void Launchable::launch_blocks(void* argument_block, unsigned grid, CUstream stream) const {
   void* args[] = {argument_block};
-  if (shape.cluster == 1) {
+  CUlaunchAttribute attributes[2];
+  unsigned count = 0;
+  if (shape.cluster > 1) attributes[count++] = cluster_dimension(shape);
+  if (shape.dependent_launch) attributes[count++] = programmatic_serialization();
+  if (count == 0) {
     KJIT_CU(cuLaunchKernel, kernel->function, grid, 1, 1, static_cast<unsigned>(shape.block), 1, 1,
             static_cast<unsigned>(shape.dynamic_smem), stream, args, nullptr);
     return;
   }
-  CUlaunchAttribute cluster{};
-  const CUlaunchConfig config = cluster_launch_config(shape, grid, stream, &cluster);
+  const CUlaunchConfig config = launch_config(shape, grid, stream, attributes, count);
   KJIT_CU(cuLaunchKernelEx, &config, kernel->function, args, nullptr);
 }
 

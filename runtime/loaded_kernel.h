@@ -7,6 +7,7 @@
 #include "kjit/config.hpp"
 #include "kernel_sources/row_params.cuh"
 #include "runtime/compiler/kernel_compiler.h"
+#include "runtime/driver/context.h"
 #include "runtime/driver/handles.h"
 #include "runtime/ops/rowwise_kernels.h"
 
@@ -27,6 +28,11 @@ struct LoadedKernel {
 /// non-portable cluster sizes).
 std::shared_ptr<const LoadedKernel> load_kernel(std::shared_ptr<const CompiledKernel> compiled,
                                                 const LaunchShape& shape);
+
+/// Whether kernels of `shape` launch as programmatic dependents of the kernel before them in the
+/// stream (LaunchShape::dependent_launch): where the device supports it, `enabled` (the
+/// runtime's option) is on, and the grid is not persistent.
+bool launches_as_dependent(const LaunchShape& shape, const DeviceProps& device, bool enabled) noexcept;
 
 /// What the hot path needs for one problem class: the function, its config and launch shape.
 struct Launchable {

@@ -25,6 +25,9 @@ DeviceProps query_device(CUdevice device) {
   props.max_threads_per_sm = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
   props.l2_bytes = attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
   KJIT_CU(cuDeviceTotalMem, &props.total_memory, device);
+  int driver_version = 0;
+  KJIT_CU(cuDriverGetVersion, &driver_version);
+  props.dependent_launch = props.arch >= 90 && driver_version >= 12030;
   return props;
 }
 

@@ -19,6 +19,9 @@ struct DeviceProps {
   int max_threads_per_sm = 0;
   int l2_bytes = 0;
   std::size_t total_memory = 0;
+  /// Programmatic dependent launch works here, in streams and in graphs captured from them:
+  /// sm_90 or later, and a driver of CUDA 12.3 or later (the first to capture it).
+  bool dependent_launch = false;
 };
 
 /// Reads the properties of `device`.

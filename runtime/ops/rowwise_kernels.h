@@ -26,6 +26,9 @@ struct LaunchShape {
   /// Resident blocks (or clusters) walk the rows: kStream, kBlockOnline, kRing, and the cluster
   /// kernels on ClusterGrid::kResident. Otherwise a block (or cluster) per row tile.
   bool persistent = false;
+  /// Launched as a programmatic dependent of the previous kernel in the stream (see
+  /// launches_as_dependent).
+  bool dependent_launch = false;
 };
 
 /// Whether an algorithm's grid is a choice (KernelConfig::cluster_grid): the cluster kernels
