@@ -55,7 +55,7 @@ std::string DeviceOutputCheck::compare(CUdeviceptr got, CUdeviceptr reference,
                        static_cast<long long>(elements), tolerance.relative, tolerance.absolute,
                        reinterpret_cast<unsigned long long*>(first_bad_.get())};
   KJIT_CU(cuMemsetD32Async, first_bad_.get(), 0xffffffffu, 2, stream);
-  kernel_.launch_blocks(&params, static_cast<unsigned>(grid_), stream);
+  kernel_.launch_blocks(&params, static_cast<unsigned>(grid_), stream, false);
   KJIT_CU(cuStreamSynchronize, stream);
   unsigned long long first_bad = kNoneBad;
   KJIT_CU(cuMemcpyDtoH, &first_bad, first_bad_.get(), sizeof(first_bad));

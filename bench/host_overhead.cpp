@@ -11,6 +11,7 @@
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/driver/context.h"
 #include "runtime/driver/handles.h"
+#include "runtime/loaded_kernel.h"
 #include "runtime/ops/rowwise_heuristics.h"
 
 namespace kjit::bench {
@@ -68,10 +69,25 @@ HostOverhead measure_host_overhead() {
   Module module = load_module(kernel.cubin.data());
   CUfunction function = nullptr;
   KJIT_CU(cuModuleGetFunction, &function, module.get(), kernel.lowered_name.c_str());
-  const LaunchShape shape = rowwise_launch_shape(problem, config, props.sm_count);
+  LaunchShape shape = rowwise_launch_shape(problem, config, props.sm_count);
+  shape.dependent_launch = props.dependent_launch && RuntimeOptions::from_environment().dependent_launch;
   RowParams params{args.in, args.out, nullptr, kRows, kCols, kCols};
   void* kernel_args[] = {&params};
   const auto grid = static_cast<unsigned>(rowwise_grid(shape, kRows));
+  // The bare launch goes out as kjit's does: a programmatic dependent where kjit's is one.
+  result.dependent_launch = launches_as_dependent(shape, grid, kRows);
+  CUlaunchAttribute dependent{};
+  dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  dependent.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig bare{};
+  bare.gridDimX = grid;
+  bare.gridDimY = bare.gridDimZ = 1;
+  bare.blockDimX = static_cast<unsigned>(shape.block);
+  bare.blockDimY = bare.blockDimZ = 1;
+  bare.sharedMemBytes = static_cast<unsigned>(shape.dynamic_smem);
+  bare.hStream = stream.get();
+  bare.attrs = &dependent;
+  bare.numAttrs = 1;
 
   // Batches of the two alternate, and each side's median batch counts: the host's clock speed
   // drifts between runs (a bare launch took 3.6-5.2 us in consecutive processes on the H100
@@ -82,8 +98,11 @@ HostOverhead measure_host_overhead() {
       kjit_softmax(rt, args.in, kCols, args.out, kCols, kRows, kCols, KJIT_F32, KJIT_F32, stream.get());
     }));
     bare_batches.push_back(batch_us(stream.get(), [&] {
-      cuda().cuLaunchKernel(function, grid, 1, 1, shape.block, 1, 1, shape.dynamic_smem,
-                            stream.get(), kernel_args, nullptr);
+      if (result.dependent_launch)
+        cuda().cuLaunchKernelEx(&bare, function, kernel_args, nullptr);
+      else
+        cuda().cuLaunchKernel(function, grid, 1, 1, shape.block, 1, 1, shape.dynamic_smem,
+                              stream.get(), kernel_args, nullptr);
     }));
   }
   kjit_runtime_destroy(rt);

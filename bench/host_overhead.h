@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Host-side costs: the first call of a shape whose cubin is already on disk (a new process's
-// cold start), and the per-call cost of the hot path beside a bare cuLaunchKernel.
+// cold start), and the per-call cost of the hot path beside a bare launch of the same kernel.
 #pragma once
 
 namespace kjit::bench {
@@ -8,7 +8,10 @@ namespace kjit::bench {
 struct HostOverhead {
   double first_call_ms = 0.0;     ///< Runtime made + first call done, context already current
   double kjit_call_us = 0.0;      ///< host time per kjit_softmax call, shape seen before
-  double bare_launch_us = 0.0;    ///< host time per cuLaunchKernel of the same kernel
+  double bare_launch_us = 0.0;    ///< host time per bare launch of the same kernel
+  /// Both launches go out as programmatic dependents (cuLaunchKernelEx with the attribute), as
+  /// kjit's do on sm_90+ unless KJIT_PDL=0; otherwise both are plain cuLaunchKernel calls.
+  bool dependent_launch = false;
 };
 
 /// Measures on the current GPU with a small softmax shape: the two per-call costs are medians of

@@ -162,7 +162,7 @@ Launchable Dispatcher::load(ContextState& state, const KernelSpec& spec, LaunchS
     return load_kernel(cubins_.get(spec, arch), shape);
   });
   if (loaded->max_active_clusters > 0) shape.max_clusters = loaded->max_active_clusters;
-  shape.dependent_launch = launches_as_dependent(shape, state.device, settings_.dependent_launch);
+  shape.dependent_launch = settings_.dependent_launch && state.device.dependent_launch;
   return Launchable{std::move(loaded), KernelConfig{}, shape};
 }
 
@@ -191,7 +191,8 @@ void Dispatcher::run_topk(const TopkArgs& args, CUstream stream, const TopkConfi
   for (std::int64_t first = 0; first < problem.rows; first += per_launch) {
     const std::int64_t count = std::min(per_launch, problem.rows - first);
     TopkParams params = topk_params_of(topk_rows(args, first, count));
-    launchable->launch_blocks(&params, topk_grid(launchable->shape, count), stream);
+    launchable->launch_blocks(&params, topk_grid(launchable->shape, count), stream,
+                              launchable->shape.dependent_launch);
   }
 }
 

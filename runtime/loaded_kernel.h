@@ -29,10 +29,10 @@ struct LoadedKernel {
 std::shared_ptr<const LoadedKernel> load_kernel(std::shared_ptr<const CompiledKernel> compiled,
                                                 const LaunchShape& shape);
 
-/// Whether kernels of `shape` launch as programmatic dependents of the kernel before them in the
-/// stream (LaunchShape::dependent_launch): where the device supports it, `enabled` (the
-/// runtime's option) is on, and the grid is not persistent.
-bool launches_as_dependent(const LaunchShape& shape, const DeviceProps& device, bool enabled) noexcept;
+/// Whether a launch of `grid` blocks over `rows` rows goes out as a programmatic dependent of the
+/// kernel before it in the stream: where the shape allows it (LaunchShape::dependent_launch),
+/// unless the grid is persistent and walks the rows in more than one round.
+bool launches_as_dependent(const LaunchShape& shape, std::int64_t grid, std::int64_t rows) noexcept;
 
 /// What the hot path needs for one problem class: the function, its config and launch shape.
 struct Launchable {
@@ -42,8 +42,9 @@ struct Launchable {
 
   /// Launches over params.rows rows on `stream`. No allocation, no synchronization.
   void launch(const RowParams& params, CUstream stream) const;
-  /// Launches `grid` blocks with one argument block (the kernel's whole parameter list).
-  void launch_blocks(void* argument_block, unsigned grid, CUstream stream) const;
+  /// Launches `grid` blocks with one argument block (the kernel's whole parameter list), as a
+  /// programmatic dependent of the kernel before it when `dependent`.
+  void launch_blocks(void* argument_block, unsigned grid, CUstream stream, bool dependent) const;
 };
 
 }  // namespace kjit

@@ -26,8 +26,8 @@ struct LaunchShape {
   /// Resident blocks (or clusters) walk the rows: kStream, kBlockOnline, kRing, and the cluster
   /// kernels on ClusterGrid::kResident. Otherwise a block (or cluster) per row tile.
   bool persistent = false;
-  /// Launched as a programmatic dependent of the previous kernel in the stream (see
-  /// launches_as_dependent).
+  /// May launch as a programmatic dependent of the previous kernel in the stream: the device
+  /// supports it and the runtime's option allows it (see launches_as_dependent).
   bool dependent_launch = false;
 };
 

@@ -68,17 +68,20 @@ TEST_CASE("an invalid KJIT_TUNE names the variable and the accepted values") {
   CHECK(error.find("first-use") != std::string::npos);
 }
 
-TEST_CASE("only non-persistent grids on a device that supports it launch as dependents") {
-  DeviceProps hopper;
-  hopper.arch = 90;
-  hopper.dependent_launch = true;
-  DeviceProps ampere;
-  ampere.arch = 80;
+TEST_CASE("launches go out as dependents where allowed, persistent grids only in one round") {
   LaunchShape per_row;
-  LaunchShape persistent;
+  per_row.dependent_launch = true;
+  CHECK(launches_as_dependent(per_row, 4096, 16384));
+  LaunchShape not_allowed;  // the device lacks it, or KJIT_PDL=0
+  CHECK_FALSE(launches_as_dependent(not_allowed, 4096, 16384));
+  LaunchShape persistent = per_row;
   persistent.persistent = true;
-  CHECK(launches_as_dependent(per_row, hopper, true));
-  CHECK_FALSE(launches_as_dependent(per_row, hopper, false));
-  CHECK_FALSE(launches_as_dependent(per_row, ampere, true));
-  CHECK_FALSE(launches_as_dependent(persistent, hopper, true));
+  persistent.cluster = 16;
+  CHECK(launches_as_dependent(persistent, 16, 1));        // one cluster, one row
+  CHECK(launches_as_dependent(persistent, 7 * 16, 7));    // a row each
+  CHECK_FALSE(launches_as_dependent(persistent, 7 * 16, 64));  // 10 rounds
+  persistent.cluster = 1;
+  persistent.rows_per_block = 4;
+  CHECK(launches_as_dependent(persistent, 132, 528));
+  CHECK_FALSE(launches_as_dependent(persistent, 132, 529));
 }
