@@ -35,6 +35,8 @@ const BatchLayout kUnits[] = {
     {DType::kF32, DType::kF32, 4096, 1024},
     {DType::kBF16, DType::kBF16, 2048, 8192},
     {DType::kF32, DType::kF32, 256, 32000},
+    // Few wide rows: the persistent kernels cover them in one round, so they launch as dependents.
+    {DType::kF32, DType::kF32, 4, 262144},
 };
 
 std::vector<KernelConfig> dependents() {
