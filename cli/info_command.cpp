@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/shapes.h"
 #include "kjit/error.hpp"
+#include "kjit/options.hpp"
 #include "runtime/compiler/kernel_key.h"
 #include "runtime/compiler/nvrtc.h"
 #include "runtime/driver/context.h"
@@ -18,13 +19,18 @@ void print_gpus() {
   int driver = 0;
   KJIT_CU(cuDriverGetVersion, &driver);
   std::printf("driver:   CUDA %d.%d, %d GPU(s)\n", driver / 1000, driver % 1000 / 10, count);
+  const bool dependent_launch = RuntimeOptions::from_environment().dependent_launch;
   for (int i = 0; i < count; ++i) {
     CUdevice device = 0;
     KJIT_CU(cuDeviceGet, &device, i);
     const DeviceProps p = query_device(device);
-    std::printf("  gpu %d: %s, sm_%d, %d SMs, %.1f GiB, %d KB shared memory per block, %d MB L2\n",
+    std::printf("  gpu %d: %s, sm_%d, %d SMs, %.1f GiB, %d KB shared memory per block, %d MB L2, "
+                "dependent launch %s\n",
                 i, p.name.c_str(), p.arch, p.sm_count, p.total_memory / 1073741824.0,
-                p.max_smem_per_block / 1024, p.l2_bytes >> 20);
+                p.max_smem_per_block / 1024, p.l2_bytes >> 20,
+                !p.dependent_launch ? "no (sm_90+ and a CUDA 12.3+ driver)"
+                : dependent_launch  ? "on"
+                                    : "off (KJIT_PDL=0)");
   }
 }
 
