@@ -39,7 +39,8 @@ CUlaunchConfig launch_config(const LaunchShape& shape, unsigned grid, CUstream s
 /// row-walking cluster kernels. Falls back to one per SM group when the driver cannot say.
 int active_clusters(CUfunction function, const LaunchShape& shape) {
   CUlaunchAttribute attribute = cluster_dimension(shape);
-  const CUlaunchConfig config = launch_config(shape, static_cast<unsigned>(shape.cluster), nullptr, &attribute, 1);
+  const CUlaunchConfig config =
+      launch_config(shape, static_cast<unsigned>(shape.cluster), nullptr, &attribute, 1);
   int clusters = 0;
   if (cuda().cuOccupancyMaxActiveClusters(&clusters, function, &config) != CUDA_SUCCESS ||
       clusters < 1)
@@ -100,7 +101,8 @@ bool launches_as_dependent(const LaunchShape& shape, std::int64_t grid, std::int
   return grid / shape.cluster * shape.rows_per_block >= rows;
 }
 
-void Launchable::launch_blocks(void* argument_block, unsigned grid, CUstream stream, bool dependent) const {
+void Launchable::launch_blocks(void* argument_block, unsigned grid, CUstream stream,
+                               bool dependent) const {
   void* args[] = {argument_block};
   CUlaunchAttribute attributes[2];
   unsigned count = 0;

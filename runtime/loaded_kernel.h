@@ -7,7 +7,6 @@
 #include "kjit/config.hpp"
 #include "kernel_sources/row_params.cuh"
 #include "runtime/compiler/kernel_compiler.h"
-#include "runtime/driver/context.h"
 #include "runtime/driver/handles.h"
 #include "runtime/ops/rowwise_kernels.h"
 

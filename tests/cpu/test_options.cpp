@@ -18,12 +18,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) previous_ = old, had_ = true;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
   }
   ~ScopedEnv() {
-    if (had_) setenv(name_, previous_.c_str(), 1);
-    else unsetenv(name_);
+    if (had_)
+      setenv(name_, previous_.c_str(), 1);
+    else
+      unsetenv(name_);
   }
 
  private:
@@ -77,8 +81,8 @@ TEST_CASE("launches go out as dependents where allowed, persistent grids only in
   LaunchShape persistent = per_row;
   persistent.persistent = true;
   persistent.cluster = 16;
-  CHECK(launches_as_dependent(persistent, 16, 1));        // one cluster, one row
-  CHECK(launches_as_dependent(persistent, 7 * 16, 7));    // a row each
+  CHECK(launches_as_dependent(persistent, 16, 1));             // one cluster, one row
+  CHECK(launches_as_dependent(persistent, 7 * 16, 7));         // a row each
   CHECK_FALSE(launches_as_dependent(persistent, 7 * 16, 64));  // 10 rounds
   persistent.cluster = 1;
   persistent.rows_per_block = 4;

@@ -41,9 +41,9 @@ const BatchLayout kUnits[] = {
 
 std::vector<KernelConfig> dependents() {
   std::vector<KernelConfig> configs;
-  for (Algorithm algorithm : {Algorithm::kWarp, Algorithm::kBlockRegs, Algorithm::kBlockSmem, Algorithm::kBlockOnline,
-                              Algorithm::kCluster, Algorithm::kClusterSmem, Algorithm::kStream, Algorithm::kRing,
-                              Algorithm::kBlockSplit})
+  for (Algorithm algorithm : {Algorithm::kWarp, Algorithm::kBlockRegs, Algorithm::kBlockSmem,
+                              Algorithm::kBlockOnline, Algorithm::kCluster, Algorithm::kClusterSmem,
+                              Algorithm::kStream, Algorithm::kRing, Algorithm::kBlockSplit})
     configs.push_back(KernelConfig{algorithm});
   // The cluster kernels' resident grids are persistent (never dependents); one cluster a row is.
   for (Algorithm algorithm : {Algorithm::kCluster, Algorithm::kClusterSmem})
@@ -62,7 +62,8 @@ std::vector<double> row_values(const std::vector<unsigned char>& data, DType dty
                                std::int64_t cols) {
   std::vector<double> values(static_cast<std::size_t>(cols));
   for (std::int64_t c = 0; c < cols; ++c)
-    values[static_cast<std::size_t>(c)] = load_element(dtype, data.data(), static_cast<std::size_t>(row * cols + c));
+    values[static_cast<std::size_t>(c)] =
+        load_element(dtype, data.data(), static_cast<std::size_t>(row * cols + c));
   return values;
 }
 
@@ -91,7 +92,8 @@ std::string check_chain(const RowBatch& batch) {
   for (std::int64_t row : rows) {
     const std::vector<double> in = row_values(y, args.in_dtype, row, args.cols);
     reference_row(RowOp::kLogSoftmax, in.data(), reference.data(), args.cols, nullptr);
-    const unsigned char* got = out.data() + static_cast<std::size_t>(row * args.cols) * size_of(args.out_dtype);
+    const unsigned char* got =
+        out.data() + static_cast<std::size_t>(row * args.cols) * size_of(args.out_dtype);
     if (std::string why = compare_row(RowOp::kLogSoftmax, args.out_dtype, got, reference.data(), args.cols);
         !why.empty())
       return "dependent, row " + std::to_string(row) + ": " + why;
@@ -102,8 +104,35 @@ std::string check_chain(const RowBatch& batch) {
 // Why `config` cannot run the dependent of `batch`'s chain here; empty when it can.
 std::string why_not(const RowBatch& batch, const DeviceProps& device, const KernelConfig& config) {
   const RowwiseArgs args = reversed(batch.args());
-  const RowwiseProblem problem{RowOp::kLogSoftmax, args.in_dtype, args.out_dtype, args.rows, args.cols, max_pack_for(args)};
+  const RowwiseProblem problem{RowOp::kLogSoftmax, args.in_dtype, args.out_dtype,
+                               args.rows,          args.cols,     max_pack_for(args)};
   return why_not_rowwise(problem, device, complete_rowwise_config(problem, device, config));
+}
+
+// The top-K output of `rows` (probabilities and i64 indices as read back) against the reference
+// of `logits` as read back. Empty when every slot matches.
+std::string check_topk_rows(const std::vector<unsigned char>& logits, const BatchLayout& layout,
+                            std::int32_t k, const std::vector<unsigned char>& probs,
+                            const std::vector<unsigned char>& indices,
+                            const std::vector<std::int64_t>& rows) {
+  for (std::int64_t row : rows) {
+    const std::vector<double> values = row_values(logits, layout.out_dtype, row, layout.cols);
+    const TopkRowExpectation want = reference_topk_row(values.data(), layout.cols, k, k, 1.0f, 0);
+    for (std::int32_t slot = 0; slot < k; ++slot) {
+      const std::string where = "row " + std::to_string(row) + " slot " + std::to_string(slot) + ": ";
+      const std::size_t at = static_cast<std::size_t>(row * k + slot);
+      std::int64_t index = 0;
+      std::memcpy(&index, indices.data() + at * sizeof(index), sizeof(index));
+      const std::int64_t want_index = want.indices[static_cast<std::size_t>(slot)];
+      if (index != want_index)
+        return where + "index " + std::to_string(index) + ", want " + std::to_string(want_index);
+      const double prob = load_element(DType::kF32, probs.data(), at);
+      if (std::string why = check_topk_value(prob, want.probs[static_cast<std::size_t>(slot)], false);
+          !why.empty())
+        return where + why;
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -194,27 +223,14 @@ TEST_CASE("softmax_topk launched behind a row-wise kernel reads its output and s
     synchronize(stream.get());
 
     const std::vector<std::int64_t> rows = rows_to_check(layout.rows, test_seed());
-    CHECK_MESSAGE(batch.check(RowOp::kLogSoftmax, rows) == "", describe(layout) << ": log_softmax's input was overwritten early");
+    CHECK_MESSAGE(batch.check(RowOp::kLogSoftmax, rows) == "",
+                  describe(layout) << ": log_softmax's input was overwritten early");
     const std::size_t elements = static_cast<std::size_t>(layout.rows * layout.cols);
     const std::vector<unsigned char> y = read_back(first.out, elements * size_of(layout.out_dtype));
-    const std::vector<unsigned char> probs = read_back(topk.probs_out, static_cast<std::size_t>(layout.rows * k) * sizeof(float));
+    const std::vector<unsigned char> probs =
+        read_back(topk.probs_out, static_cast<std::size_t>(layout.rows * k) * sizeof(float));
     const std::vector<unsigned char> idx = indices.download_all();
-    std::string failure;
-    for (std::int64_t row : rows) {
-      const std::vector<double> logits = row_values(y, layout.out_dtype, row, layout.cols);
-      const TopkRowExpectation want = reference_topk_row(logits.data(), layout.cols, k, k, 1.0f, 0);
-      for (std::int32_t slot = 0; slot < k && failure.empty(); ++slot) {
-        const std::size_t at = static_cast<std::size_t>(row * k + slot);
-        std::int64_t got_index = 0;
-        std::memcpy(&got_index, idx.data() + at * sizeof(got_index), sizeof(got_index));
-        const double got_prob = load_element(DType::kF32, probs.data(), at);
-        if (got_index != want.indices[static_cast<std::size_t>(slot)])
-          failure = "row " + std::to_string(row) + " slot " + std::to_string(slot) + ": index " +
-                    std::to_string(got_index) + ", want " + std::to_string(want.indices[static_cast<std::size_t>(slot)]);
-        else if (std::string why = check_topk_value(got_prob, want.probs[static_cast<std::size_t>(slot)], false); !why.empty())
-          failure = "row " + std::to_string(row) + " slot " + std::to_string(slot) + ": " + why;
-      }
-    }
+    const std::string failure = check_topk_rows(y, layout, k, probs, idx, rows);
     CHECK_MESSAGE(failure.empty(), describe(layout) << ", top-" << k << ": " << failure);
   }
 }
