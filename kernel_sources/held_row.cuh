@@ -48,16 +48,43 @@ struct HeldShape {
   static constexpr int kMinBlocks = HeldOccupancy<kRegisters, kWords, BlockThreads>::kMinBlocks;
 };
 
+/// Loads a thread's share of a row into `held` (a HeldRow of Packs packs): pack p at column
+/// first_col + p * col_step of a row of `cols`. A share wholly inside the row takes one bounds
+/// check, so every load is in flight before the first value is widened; checked pack by pack,
+/// each widening sat inside its own branch and waited on its load before the next was issued
+/// (H100, bf16 16384x1024 over warps: 24.50 us, 91.0% of the copy, against 24.23 us, 92.0%).
+template <typename Held>
+__device__ __forceinline__ void load_share_of(Held& held, const typename Held::Input* row, int first_col, int col_step,
+                                              int cols) {
+  constexpr int kPacks = Held::kPacks, kPackSize = Held::kPackSize;
+  if (first_col + (kPacks - 1) * col_step + kPackSize <= cols) {
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p) {
+      const int col = first_col + p * col_step;
+      held.load(p, row, col, col + kPackSize);  // the bounds check folds away
+    }
+  } else {
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p) held.load(p, row, first_col + p * col_step, cols);
+  }
+}
+
 /// Values held as floats. Softmax replaces each by exp(x - own max) in own_sum, so the output
 /// takes a multiply (see RowMath::own_sum and own_factor).
 template <int Op, typename In, int Packs, int PackSize, bool Words>
 struct HeldRow {
   typedef RowMath<Op> Math;
+  typedef In Input;
+  static constexpr int kPacks = Packs, kPackSize = PackSize;
   static constexpr int kRegisters = Packs * PackSize;
   float v[Packs][PackSize];
 
   __device__ __forceinline__ void load(int p, const In* row, int col, int cols) {
     load_pack<In, PackSize>(row, col, cols, Math::first_identity(), v[p]);
+  }
+  /// Packs 0..Packs-1 at columns first_col + p * col_step (see load_share_of).
+  __device__ __forceinline__ void load_share(const In* row, int first_col, int col_step, int cols) {
+    load_share_of(*this, row, first_col, col_step, cols);
   }
   /// The thread's max (softmax family) or max |x| (reduce_scale).
   __device__ __forceinline__ float own_first() const {
@@ -137,12 +164,18 @@ struct WordWidening<f16> {
 template <int Op, typename In, int Packs, int PackSize>
 struct HeldRow<Op, In, Packs, PackSize, true> {
   typedef RowMath<Op> Math;
+  typedef In Input;
+  static constexpr int kPacks = Packs, kPackSize = PackSize;
   static constexpr int kWords = WordPack<In, PackSize>::kWords;
   static constexpr int kRegisters = Packs * kWords;
   WordPack<In, PackSize> packs[Packs];
 
   __device__ __forceinline__ void load(int p, const In* row, int col, int cols) {
     packs[p] = load_word_pack<In, PackSize>(row, col, cols, from_float<In>(Math::first_identity()));
+  }
+  /// Packs 0..Packs-1 at columns first_col + p * col_step (see load_share_of).
+  __device__ __forceinline__ void load_share(const In* row, int first_col, int col_step, int cols) {
+    load_share_of(*this, row, first_col, col_step, cols);
   }
   __device__ __forceinline__ float own_first() {
     unsigned acc = Math::kTwoStats ? packs[0].w[0] : 0u;  // 0: |x| starts at +0 in both halves

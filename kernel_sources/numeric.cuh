@@ -45,6 +45,20 @@ template <> __device__ __forceinline__ bf16 from_float<bf16>(float x) {
   return r;
 }
 
+/// Two floats rounded to 16 bits by one instruction (sm_80+), `low` in the lower half: the
+/// output loops of 16-bit rows convert half as many times as value by value.
+template <typename T> __device__ __forceinline__ unsigned pair_from_floats(float low, float high);
+template <> __device__ __forceinline__ unsigned pair_from_floats<f16>(float low, float high) {
+  unsigned r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(high), "f"(low));
+  return r;
+}
+template <> __device__ __forceinline__ unsigned pair_from_floats<bf16>(float low, float high) {
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(high), "f"(low));
+  return r;
+}
+
 __device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
 __device__ __forceinline__ float quiet_nan() { return __int_as_float(0x7fffffff); }
 

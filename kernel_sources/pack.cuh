@@ -31,9 +31,7 @@ __device__ __forceinline__ void pack_words(const float* src, unsigned* words) {
   } else {
     static_assert(sizeof(T) == 2 && N % 2 == 0, "pack_words: 4-byte values or pairs of 2-byte ones");
 #pragma unroll
-    for (int w = 0; w < N / 2; ++w)
-      words[w] = static_cast<unsigned>(from_float<T>(src[2 * w]).bits) |
-                 static_cast<unsigned>(from_float<T>(src[2 * w + 1]).bits) << 16;
+    for (int w = 0; w < N / 2; ++w) words[w] = pair_from_floats<T>(src[2 * w], src[2 * w + 1]);
   }
 }
 
@@ -150,10 +148,14 @@ __device__ __forceinline__ WordPack<T, N> load_word_pack(const T* row, int col, 
 template <typename T, int N>
 __device__ __forceinline__ void store_pack(T* row, int col, int cols, const float* src) {
   if (col + N <= cols) {
-    Pack<T, N> p;
+    PackBits<T, N> bits;
+    if constexpr (sizeof(T) == 2 && N % 2 == 0) {
+      pack_words<T, N>(src, bits.words);
+    } else {
 #pragma unroll
-    for (int i = 0; i < N; ++i) p.v[i] = from_float<T>(src[i]);
-    *reinterpret_cast<Pack<T, N>*>(row + col) = p;
+      for (int i = 0; i < N; ++i) bits.pack.v[i] = from_float<T>(src[i]);
+    }
+    *reinterpret_cast<Pack<T, N>*>(row + col) = bits.pack;
   } else {
 #pragma unroll
     for (int i = 0; i < N; ++i)

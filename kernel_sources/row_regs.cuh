@@ -35,18 +35,18 @@ row_regs(const RowParams params) {
   constexpr int kGroupsPerBlock = BlockThreads / GroupThreads;
 
   const int lane = threadIdx.x % GroupThreads;
-  const long long first_row = static_cast<long long>(blockIdx.x) * kGroupsPerBlock +
-                              threadIdx.x / GroupThreads;
   const long long row_step = static_cast<long long>(gridDim.x) * kGroupsPerBlock;
-  // Every thread of a block runs the same number of iterations, so block-wide barriers inside
-  // the group reductions are reached by all threads; rows past the end are computed but not stored.
-  const long long rows_rounded = (params.rows + row_step - 1) / row_step * row_step;
-  for (long long row = first_row; row < rows_rounded; row += row_step) {
+  // The loop runs on the block's first row, so every thread of a block runs the same number of
+  // iterations and block-wide barriers inside the group reductions are reached by all threads;
+  // rows past the end are computed but not stored. Counting the iterations instead took a 64-bit
+  // division before every block's first load (bf16 16384x1024 24.22 -> 24.17 us, within noise).
+  for (long long block_row = static_cast<long long>(blockIdx.x) * kGroupsPerBlock; block_row < params.rows;
+       block_row += row_step) {
+    const long long row = block_row + threadIdx.x / GroupThreads;
     const bool live = row < params.rows;
     const In* in = static_cast<const In*>(params.in) + (live ? row : 0) * params.in_stride;
     HeldRow<Op, In, kPacks, PackSize, Shape::kWords> held;
-#pragma unroll
-    for (int p = 0; p < kPacks; ++p) held.load(p, in, (p * GroupThreads + lane) * PackSize, live ? Cols : 0);
+    held.load_share(in, lane * PackSize, GroupThreads * PackSize, live ? Cols : 0);
     float first = held.own_first();
     float finished = 0.0f, factor = 0.0f;
     if constexpr (Math::kTwoStats) {

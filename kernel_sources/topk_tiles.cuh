@@ -41,9 +41,18 @@ struct SliceTiles {
 template <typename In, typename Tiles, int Pack, int Unroll>
 __device__ __forceinline__ void load_tile(const In* row, const Tiles& s, int offset,
                                           float (&tile)[Unroll][Pack]) {
+  // Runs start further on as u grows: a tile whose last run ends inside the slice is checked
+  // once, so all its loads go out before the first is widened (see HeldRow's load_share).
+  if (s.col(offset, Unroll - 1, 0) + Pack <= s.end) {
 #pragma unroll
-  for (int u = 0; u < Unroll; ++u)
-    load_pack<In, Pack>(row, s.col(offset, u, 0), s.end, neg_inf(), tile[u]);
+    for (int u = 0; u < Unroll; ++u) {
+      const int col = s.col(offset, u, 0);
+      load_pack<In, Pack>(row, col, col + Pack, neg_inf(), tile[u]);
+    }
+  } else {
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) load_pack<In, Pack>(row, s.col(offset, u, 0), s.end, neg_inf(), tile[u]);
+  }
 }
 
 /// The largest value of a thread's tile; NaN if any is NaN, so a NaN beside -inf fill still
