@@ -148,14 +148,16 @@ __device__ __forceinline__ WordPack<T, N> load_word_pack(const T* row, int col, 
 template <typename T, int N>
 __device__ __forceinline__ void store_pack(T* row, int col, int cols, const float* src) {
   if (col + N <= cols) {
-    PackBits<T, N> bits;
     if constexpr (sizeof(T) == 2 && N % 2 == 0) {
+      PackBits<T, N> bits;
       pack_words<T, N>(src, bits.words);
+      *reinterpret_cast<Pack<T, N>*>(row + col) = bits.pack;
     } else {
+      Pack<T, N> p;
 #pragma unroll
-      for (int i = 0; i < N; ++i) bits.pack.v[i] = from_float<T>(src[i]);
+      for (int i = 0; i < N; ++i) p.v[i] = from_float<T>(src[i]);
+      *reinterpret_cast<Pack<T, N>*>(row + col) = p;
     }
-    *reinterpret_cast<Pack<T, N>*>(row + col) = bits.pack;
   } else {
 #pragma unroll
     for (int i = 0; i < N; ++i)
