@@ -41,8 +41,8 @@ struct WarpPartials {
   float result;
 };
 
-/// All-reduce over threads 0 .. Threads - 1, which meet at `sync()` (a barrier of exactly those
-/// threads). Safe to call back to back on the same `partials`: a thread can only overwrite a
+/// All-reduce over Threads consecutive threads starting at a multiple of Threads, which meet at
+/// `sync()` (a barrier of exactly those threads). Safe to call back to back on the same `partials`: a thread can only overwrite a
 /// partial after every thread has passed the barrier that ends the last call.
 template <int Threads, typename Op, typename Sync>
 __device__ __forceinline__ float warps_all_reduce(float v, Op op, WarpPartials<Threads>& partials,
@@ -51,7 +51,7 @@ __device__ __forceinline__ float warps_all_reduce(float v, Op op, WarpPartials<T
                 "warps_all_reduce: Threads must be a multiple of 32, at most 1024");
   v = warp_all_reduce<32>(v, op);
   if (Threads == 32) return v;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp = (threadIdx.x % Threads) / 32, lane = threadIdx.x % 32;
   if (lane == 0) partials.partial[warp] = v;
   sync();
   if (warp == 0) {

@@ -121,15 +121,15 @@ struct WarpStats {
   OnlineStats result;
 };
 
-/// Merges OnlineStats over threads 0 .. Threads - 1, which meet at `sync()` (a barrier of exactly
-/// those threads); safe to call back to back on the same `partials`, as warps_all_reduce.
+/// Merges OnlineStats over Threads consecutive threads starting at a multiple of Threads, which
+/// meet at `sync()` (a barrier of exactly those threads); safe to call back to back on the same `partials`, as warps_all_reduce.
 template <int Threads, typename Sync>
 __device__ __forceinline__ OnlineStats warps_merge(OnlineStats s, WarpStats<Threads>& partials, Sync sync) {
   static_assert(Threads % 32 == 0 && Threads <= 1024,
                 "warps_merge: Threads must be a multiple of 32, at most 1024");
   s = warp_merge<32>(s);
   if (Threads == 32) return s;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp = (threadIdx.x % Threads) / 32, lane = threadIdx.x % 32;
   if (lane == 0) partials.partial[warp] = s;
   sync();
   if (warp == 0) {

@@ -41,6 +41,7 @@ constexpr std::int64_t kOnlineMinSliceBytes = 16 * 1024;
 // Ring kernel: 512 consumer threads, slices of at most two 32 KB chunks (64 bf16 or 32 fp32
 // values a thread; fp32 slices of four chunks spilled and ran slower on the H100).
 constexpr int kRingThreads = 512;
+constexpr int kRingGroupThreads = 256;  // a group of the two-group layout (add_ring_candidate)
 constexpr std::int64_t kRingMaxSliceBytes = 2 * kRingChunkBytes;
 
 // block_split: the block reductions' static shared memory (rounded up), and rows from this
@@ -297,7 +298,8 @@ bool fits_registers(const RowwiseProblem& p, const KernelConfig& c, std::int64_t
 std::string why_not_threads(const KernelConfig& c) {
   if (c.threads < 32 || c.threads > 1024 || c.threads % 32 != 0)
     return "threads must be a multiple of 32 in [32, 1024]";
-  if (!takes_row_groups(c.algorithm) && c.group != c.threads) return "group must equal threads for block algorithms";
+  if (!takes_row_groups(c.algorithm) && c.algorithm != Algorithm::kRing && c.group != c.threads)
+    return "group must equal threads for block algorithms";
   if (!takes_cluster_size(c.algorithm) && c.cluster != 1) return "cluster must be 1";
   if (c.cluster_grid != ClusterGrid::kResident && !takes_cluster_grid(c.algorithm))
     return "cluster_grid per_row applies to the cluster and cluster_smem algorithms only";
@@ -331,8 +333,12 @@ std::string why_not_ring(const RowwiseProblem& p, const DeviceProps& d, const Ke
     return "ring: input and output elements must have the same size (outputs take the inputs' places)";
   if (p.max_pack * size_of(p.in_dtype) < 16)
     return "ring: rows must start on 16-byte boundaries (pointers and strides)";
-  if (c.threads < 64 || c.threads > 512 || kRingChunkBytes / 16 % c.threads != 0)
-    return "ring: threads must be 64, 128, 256 or 512 (a chunk holds 2048 packs)";
+  if (c.group != c.threads && c.group * 2 != c.threads)
+    return "ring: group must be threads (one consumer group) or threads / 2 (two taking turns)";
+  if (c.group < 64 || c.group > 512 || kRingChunkBytes / 16 % c.group != 0)
+    return "ring: group must be 64, 128, 256 or 512 threads (a chunk holds 2048 packs)";
+  if (c.threads + kRingProducerThreads > 1024)
+    return "ring: threads plus the producer warp must be at most 1024";
   const RingShape shape = ring_shape(p, c);
   if ((c.cluster - 1) * shape.slice_cols >= p.cols)
     return "ring: too many blocks per row for " + std::to_string(p.cols) + " columns";
@@ -580,11 +586,21 @@ void add_stream_candidates(const RowwiseProblem& p, int pack, std::vector<Kernel
 /// half the SMs. Twice as many blocks a row always measured behind (bf16 512x65536: 57.8
 /// against 49.1 us; fp32 64x128256: 31.1 against 26.1), and one more candidate takes some shapes'
 /// compiles past one round on 16 cores.
+///
+/// 16-bit rows no more than twice as many as SMs get the other layout instead: two consumer
+/// groups of 256 taking turns, over blocks whose slices are one chunk. A single group waits on
+/// every row's exchange there (bf16 64x262144 over clusters of 16: 29.5 us against 36.4 for one
+/// group of 256, 35.4 for one of 512, and 31.8 for the cluster kernel that tuning picked before;
+/// bf16 64x128256 24.2 against block_online's 18.7, so a candidate, not the heuristic's pick).
 void add_ring_candidate(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
+  const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
+  if (row_bytes < kOnlineMinRowBytes) return;
   const KernelConfig ring = ring_config(p);
-  if (p.cols * size_of(p.in_dtype) >= kOnlineMinRowBytes && p.rows * ring.cluster * 2 >= d.sm_count &&
-      ring_measured_ahead(p, d))
-    out.push_back(ring);
+  if (p.rows * ring.cluster * 2 >= d.sm_count && ring_measured_ahead(p, d)) out.push_back(ring);
+  if (size_of(p.in_dtype) != 2 || p.rows > 2 * std::int64_t{d.sm_count}) return;
+  const int cluster = smallest_cluster(row_bytes, kRingChunkBytes);
+  if (p.rows * cluster * 2 >= d.sm_count)
+    out.push_back({Algorithm::kRing, ring.pack, 2 * kRingGroupThreads, kRingGroupThreads, cluster});
 }
 
 /// block_split at the two thread counts that keep the most threads resident (fit_split), for

@@ -51,7 +51,7 @@ KernelSpec rowwise_kernel_spec(const RowwiseProblem& p, const KernelConfig& c) {
                   join_arguments(p, {p.cols, c.pack, c.threads, c.group, c.cluster}) + ">"};
     case Algorithm::kRing:
       return {"row_ring.cuh",
-              "kjit::row_ring<" + join_arguments(p, {p.cols, c.threads, c.cluster}) + ">"};
+              "kjit::row_ring<" + join_arguments(p, {p.cols, c.threads, c.cluster, c.group}) + ">"};
     case Algorithm::kBlockSplit:
       return {"block_split.cuh",
               "kjit::block_split<" + join_arguments(p, {p.cols, c.pack, c.threads, c.staged}) + ">"};
@@ -115,8 +115,9 @@ RingShape ring_shape(const RowwiseProblem& problem, const KernelConfig& config) 
   shape.slice_cols = stream_slice_cols(problem.cols, problem.in_dtype, std::max(config.cluster, 1));
   const std::int64_t chunk_cols = kRingChunkBytes / size;
   shape.chunks = (shape.slice_cols + chunk_cols - 1) / chunk_cols;
+  // A consumer group of `group` threads holds a row slice.
   shape.values_per_thread =
-      config.threads > 0 ? shape.chunks * (kRingChunkBytes / 16 / config.threads) * pack : 0;
+      config.group > 0 ? shape.chunks * (kRingChunkBytes / 16 / config.group) * pack : 0;
   return shape;
 }
 

@@ -78,9 +78,23 @@ void add_clustered_online(std::vector<Variant>& variants, RowOp op) {
   }
 }
 
+// The ring kernel's two consumer groups taking turns (complete_rowwise_config fits one group).
+void add_two_group_rings(std::vector<Variant>& variants, RowOp op) {
+  const DeviceProps device = nominal_device(90);
+  auto add = [&](DType dtype, std::int64_t cols) {
+    const int pack = 16 / size_of(dtype);
+    const RowwiseProblem problem{op, dtype, dtype, kRows, cols, pack};
+    const KernelConfig config{Algorithm::kRing, pack, 512, 256, 16};
+    if (why_not_rowwise(problem, device, config).empty()) variants.push_back({problem, config, 90, {}, {}});
+  };
+  for (std::int64_t cols : kWidths) add(DType::kF32, cols);
+  for (DType half : {DType::kF16, DType::kBF16})
+    for (std::int64_t cols : kHalfWidths) add(half, cols);
+}
+
 std::vector<Variant> all_variants() {
   std::vector<Variant> variants;
-  for (RowOp op : kOps) add_clustered_online(variants, op);
+  for (RowOp op : kOps) add_clustered_online(variants, op), add_two_group_rings(variants, op);
   for (int arch : {80, 90})
     for (Algorithm algorithm : algorithms_for(arch))
       for (RowOp op : kOps) {

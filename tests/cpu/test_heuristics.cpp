@@ -314,6 +314,12 @@ TEST_CASE("why_not_rowwise explains invalid ring configs") {
   CHECK(why_not_rowwise(p, h100, {Algorithm::kRing, 4, 512, 512, 8}) == "");
   CHECK(why_not_rowwise(p, h100, {Algorithm::kRing, 2, 512, 512, 16}).find("16 bytes") != std::string::npos);
   CHECK(why_not_rowwise(p, h100, {Algorithm::kRing, 4, 384, 384, 16}).find("threads") != std::string::npos);
+  // Two consumer groups of 256 taking turns; not three, not two of 512 (with the producer warp,
+  // more than 1024 threads), and a group still holds at most 64 values.
+  CHECK(why_not_rowwise(p, h100, {Algorithm::kRing, 4, 512, 256, 16}) == "");
+  CHECK(why_not_rowwise(p, h100, {Algorithm::kRing, 4, 768, 256, 16}).find("group") != std::string::npos);
+  CHECK(why_not_rowwise(p, h100, {Algorithm::kRing, 4, 1024, 512, 16}).find("1024") != std::string::npos);
+  CHECK(why_not_rowwise(p, h100, {Algorithm::kRing, 4, 512, 256, 8}).find("64 values") != std::string::npos);
   CHECK(why_not_rowwise(p, nominal_device(80), {Algorithm::kRing, 4, 512, 512, 16}).find("sm_90") != std::string::npos);
   const RowwiseProblem mixed{RowOp::kSoftmax, DType::kBF16, DType::kF32, 64, 65536, 4};
   CHECK(why_not_rowwise(mixed, h100, {Algorithm::kRing, 4, 512, 512, 2}) != "");

@@ -45,6 +45,8 @@ std::vector<KernelConfig> dependents() {
                               Algorithm::kBlockOnline, Algorithm::kCluster, Algorithm::kClusterSmem,
                               Algorithm::kStream, Algorithm::kRing, Algorithm::kBlockSplit})
     configs.push_back(KernelConfig{algorithm});
+  // The ring's two consumer groups taking turns over the rows.
+  configs.push_back(KernelConfig{Algorithm::kRing, 0, 512, 256, 0});
   // The cluster kernels' resident grids are persistent (never dependents); one cluster a row is.
   for (Algorithm algorithm : {Algorithm::kCluster, Algorithm::kClusterSmem})
     configs.push_back(KernelConfig{algorithm, 0, 0, 0, 0, ClusterGrid::kPerRow});

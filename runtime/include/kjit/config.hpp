@@ -20,7 +20,8 @@ enum class Algorithm : int {
                     ///< bulk async copies, the next tile in flight; a cluster per row if cluster > 1
   kRing = 8,        ///< resident blocks (sm_90+): a producer warp keeps a ring of 32 KB chunks of
                     ///< the next rows in flight by bulk copies while `threads` consumer threads
-                    ///< hold the current row slice in registers; a cluster per row if cluster > 1
+                    ///< hold the current row slice in registers, in one group or two taking
+                    ///< turns over the rows (`group`); a cluster per row if cluster > 1
   kBlockSplit = 9,  ///< a block per row: `staged` packs a thread copied to shared memory
                     ///< asynchronously, the rest of its share in registers
 };
@@ -48,7 +49,8 @@ struct KernelConfig {
   Algorithm algorithm = Algorithm::kAuto;
   int pack = 0;     ///< elements per vector access (up to 16 bytes)
   int threads = 0;  ///< threads per block (kRing: consumer threads; the block has a producer warp more)
-  int group = 0;    ///< threads per row (kWarp: 1..32; kStream: 8..32 or threads; else == threads)
+  int group = 0;    ///< threads per row (kWarp: 1..32; kStream: 8..32 or threads; kRing: threads,
+                    ///< or threads / 2 for two consumer groups; else == threads)
   int cluster = 0;  ///< blocks per row (kCluster, kClusterSmem: 2..16; kStream, kBlockOnline,
                     ///< kRing: 1..16; else 1)
   /// kCluster, kClusterSmem only; the other algorithms' grids are fixed by their design. Not a
