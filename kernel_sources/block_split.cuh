@@ -152,7 +152,7 @@ block_split(const RowParams params) {
     HeldRow<Op, In, (kHeld > 0 ? kHeld : 1), PackSize, Shape::kWords> held;
     float own_first = Math::first_identity();
     if constexpr (kHeld > 0) {
-      // Pack by pack, not HeldRow::load_share: its few held packs measured level with it in
+      // Pack by pack, not load_share: its few held packs measured level with it in
       // bf16, and slower in fp32.
 #pragma unroll
       for (int p = 0; p < kHeld; ++p) held.load(p, in, column(p), Cols);

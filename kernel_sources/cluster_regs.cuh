@@ -54,7 +54,7 @@ cluster_regs(const RowParams params) {
   for (long long row = blockIdx.x / ClusterBlocks; row < params.rows; row += clusters, parity ^= 1) {
     const In* in = static_cast<const In*>(params.in) + row * params.in_stride;
     Held held;
-    held.load_share(in, slice_begin + threadIdx.x * PackSize, BlockThreads * PackSize, slice_end);
+    load_share(held, in, slice_begin + threadIdx.x * PackSize, BlockThreads * PackSize, slice_end);
     float first = held.own_first();
     float finished = 0.0f, factor = 0.0f;
     if constexpr (Math::kTwoStats) {

@@ -48,27 +48,14 @@ struct HeldShape {
   static constexpr int kMinBlocks = HeldOccupancy<kRegisters, kWords, BlockThreads>::kMinBlocks;
 };
 
-/// Loads a thread's share of a row into `held` (a HeldRow of Packs packs): pack p at column
-/// first_col + p * col_step of a row of `cols`. A 16-bit share wholly inside the row takes one
-/// bounds check, so every load is in flight before the first value is widened; checked pack by
-/// pack, each widening sat inside its own branch and waited on its load before the next was
-/// issued (H100, bf16 16384x1024 over warps: 24.50 us, 91.0% of the copy, against 24.23 us,
-/// 92.0%). fp32 values need no widening, and there the second copy of the loop only cost time
-/// (block_split fp32 2048x16384, when it loaded this way: 90.5 -> 92.6 us).
+/// Loads a thread's share of a row into `held` (a HeldRow): pack p at column first_col + p *
+/// col_step of a row of `cols`, 16-bit shares with one bounds check (see load_packs).
 template <typename Held>
-__device__ __forceinline__ void load_share_of(Held& held, const typename Held::Input* row, int first_col, int col_step,
-                                              int cols) {
-  constexpr int kPacks = Held::kPacks, kPackSize = Held::kPackSize;
-  if (sizeof(typename Held::Input) == 2 && first_col + (kPacks - 1) * col_step + kPackSize <= cols) {
-#pragma unroll
-    for (int p = 0; p < kPacks; ++p) {
-      const int col = first_col + p * col_step;
-      held.load(p, row, col, col + kPackSize);  // the bounds check folds away
-    }
-  } else {
-#pragma unroll
-    for (int p = 0; p < kPacks; ++p) held.load(p, row, first_col + p * col_step, cols);
-  }
+__device__ __forceinline__ void load_share(Held& held, const typename Held::Input* row, int first_col, int col_step,
+                                           int cols) {
+  load_packs<typename Held::Input, Held::kPackSize, Held::kPacks>(
+      [&](int p) { return first_col + p * col_step; }, cols,
+      [&](int p, int col, int end) { held.load(p, row, col, end); });
 }
 
 /// Values held as floats. Softmax replaces each by exp(x - own max) in own_sum, so the output
@@ -83,10 +70,6 @@ struct HeldRow {
 
   __device__ __forceinline__ void load(int p, const In* row, int col, int cols) {
     load_pack<In, PackSize>(row, col, cols, Math::first_identity(), v[p]);
-  }
-  /// Packs 0..Packs-1 at columns first_col + p * col_step (see load_share_of).
-  __device__ __forceinline__ void load_share(const In* row, int first_col, int col_step, int cols) {
-    load_share_of(*this, row, first_col, col_step, cols);
   }
   /// The thread's max (softmax family) or max |x| (reduce_scale).
   __device__ __forceinline__ float own_first() const {
@@ -174,10 +157,6 @@ struct HeldRow<Op, In, Packs, PackSize, true> {
 
   __device__ __forceinline__ void load(int p, const In* row, int col, int cols) {
     packs[p] = load_word_pack<In, PackSize>(row, col, cols, from_float<In>(Math::first_identity()));
-  }
-  /// Packs 0..Packs-1 at columns first_col + p * col_step (see load_share_of).
-  __device__ __forceinline__ void load_share(const In* row, int first_col, int col_step, int cols) {
-    load_share_of(*this, row, first_col, col_step, cols);
   }
   __device__ __forceinline__ float own_first() {
     unsigned acc = Math::kTwoStats ? packs[0].w[0] : 0u;  // 0: |x| starts at +0 in both halves

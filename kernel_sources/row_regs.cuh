@@ -46,7 +46,7 @@ row_regs(const RowParams params) {
     const bool live = row < params.rows;
     const In* in = static_cast<const In*>(params.in) + (live ? row : 0) * params.in_stride;
     HeldRow<Op, In, kPacks, PackSize, Shape::kWords> held;
-    held.load_share(in, lane * PackSize, GroupThreads * PackSize, live ? Cols : 0);
+    load_share(held, in, lane * PackSize, GroupThreads * PackSize, live ? Cols : 0);
     float first = held.own_first();
     float finished = 0.0f, factor = 0.0f;
     if constexpr (Math::kTwoStats) {

@@ -41,10 +41,10 @@ struct SliceTiles {
 template <typename In, typename Tiles, int Pack, int Unroll>
 __device__ __forceinline__ void load_tile(const In* row, const Tiles& s, int offset,
                                           float (&tile)[Unroll][Pack]) {
-  // 16-bit logits: runs start further on as u grows, so a tile whose last run ends inside the
-  // slice is checked once and all its loads go out before the first is widened (see HeldRow's
-  // load_share; H100, bf16 128256 x 256 rows, K=50: 46.9 -> 43.0 us). fp32 logits need no
-  // widening, and there the second copy of the loop cost 15% (50257 x 64, K=256).
+  // load_packs' rule (pack.cuh), written out: through load_packs the compiler treated the fp32
+  // tile's bounds differently (other instructions in the PTX), and fp32 is to stay as measured.
+  // Runs start further on as u grows, so a 16-bit tile whose last run ends inside the slice is
+  // checked once (bf16 128256 x 256 rows, K=50: 46.9 -> 43.0 us); fp32 tiles pack by pack.
   if (sizeof(In) == 2 && s.col(offset, Unroll - 1, 0) + Pack <= s.end) {
 #pragma unroll
     for (int u = 0; u < Unroll; ++u) {
