@@ -30,7 +30,8 @@ std::shared_ptr<const LoadedKernel> load_kernel(std::shared_ptr<const CompiledKe
 
 /// Whether a launch of `grid` blocks over `rows` rows goes out as a programmatic dependent of the
 /// kernel before it in the stream: where the shape allows it (LaunchShape::dependent_launch),
-/// unless the grid is persistent and walks the rows in more than one round.
+/// unless the grid is persistent and walks the rows in more than one round (where the shape says
+/// otherwise: LaunchShape::dependent_past_one_round).
 bool launches_as_dependent(const LaunchShape& shape, std::int64_t grid, std::int64_t rows) noexcept;
 
 /// What the hot path needs for one problem class: the function, its config and launch shape.

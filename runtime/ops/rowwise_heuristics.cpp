@@ -184,6 +184,16 @@ KernelConfig ring_config(const RowwiseProblem& p) {
   return {Algorithm::kRing, 16 / size_of(p.in_dtype), kRingThreads, kRingThreads, cluster};
 }
 
+/// The ring as the heuristic takes it: over fp32 rows in two consumer groups of 256, which
+/// measured ahead of one group of 512 or level on the H100 (64x262144 over clusters of 16: 51.0
+/// against 52.2 us, log_softmax 49.9-50.7 against 51.9-52.2; 64x128256 over clusters of 8:
+/// 27.0-27.3 both); over 16-bit rows, more than twice as many as SMs, in one group.
+KernelConfig ring_pick(const RowwiseProblem& p) {
+  KernelConfig ring = ring_config(p);
+  if (size_of(p.in_dtype) == 4) ring.group = kRingGroupThreads;
+  return ring;
+}
+
 /// Where the ring kernel measured ahead of the other wide-row kernels, or level, on the H100:
 /// 16-bit rows more than twice as many as SMs, fp32 rows no more than that.
 bool ring_measured_ahead(const RowwiseProblem& p, const DeviceProps& d) {
@@ -212,7 +222,7 @@ KernelConfig online_config(int pack, int cluster) {
 ///    clusters walking the rows; 100.3 for slices of 32 KB over 8 blocks, resident; 96.8 with
 ///    slices in registers over 4 blocks, a cluster a row; 103-108 for the ring kernel).
 KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int pack) {
-  const KernelConfig ring = ring_config(p);
+  const KernelConfig ring = ring_pick(p);
   const bool ring_fits = why_not_rowwise(p, d, ring).empty() && ring_shape(p, ring).chunks <= 2;
   if (ring_fits && ring_measured_ahead(p, d)) return ring;
   if (size_of(p.in_dtype) == 2) {
@@ -583,20 +593,25 @@ void add_stream_candidates(const RowwiseProblem& p, int pack, std::vector<Kernel
 /// The ring kernel over the fewest blocks per row whose slices fit two chunks, for the rows where
 /// it measured ahead or level on the H100: 16-bit rows more than twice as many as SMs (bf16
 /// 512x65536: 51.8 against 52.2 us for a block of words), fewer fp32 rows whose blocks fill at least
-/// half the SMs. Twice as many blocks a row always measured behind (bf16 512x65536: 57.8
-/// against 49.1 us; fp32 64x128256: 31.1 against 26.1), and one more candidate takes some shapes'
-/// compiles past one round on 16 cores.
+/// half the SMs; over fp32 rows in both layouts, the pick's two consumer groups and one group.
+/// Twice as many blocks a row always measured behind (bf16 512x65536: 57.8 against 49.1 us; fp32
+/// 64x128256: 31.1 against 26.1), and one more candidate takes some shapes' compiles past one
+/// round on 16 cores.
 ///
-/// 16-bit rows no more than twice as many as SMs get the other layout instead: two consumer
-/// groups of 256 taking turns, over blocks whose slices are one chunk. A single group waits on
-/// every row's exchange there (bf16 64x262144 over clusters of 16: 29.5 us against 36.4 for one
-/// group of 256, 35.4 for one of 512, and 31.8 for the cluster kernel that tuning picked before;
-/// bf16 64x128256 24.2 against block_online's 18.7, so a candidate, not the heuristic's pick).
+/// 16-bit rows no more than twice as many as SMs get the two groups of 256 taking turns, over
+/// blocks whose slices are one chunk. A single group waits on every row's exchange there (bf16
+/// 64x262144 over clusters of 16: 29.5 us against 36.4 for one group of 256, 35.4 for one of 512,
+/// and 31.8 for the cluster kernel that tuning picked before; launched as a dependent, 29.6-29.7
+/// against the cluster kernel's 31.8-32.1, and the tuner's winner). At bf16 64x128256 it trails
+/// the cluster kernel (18.3 against 16.8), so a candidate, not the heuristic's pick.
 void add_ring_candidate(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
   const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
   if (row_bytes < kOnlineMinRowBytes) return;
   const KernelConfig ring = ring_config(p);
-  if (p.rows * ring.cluster * 2 >= d.sm_count && ring_measured_ahead(p, d)) out.push_back(ring);
+  if (p.rows * ring.cluster * 2 >= d.sm_count && ring_measured_ahead(p, d)) {
+    out.push_back(ring_pick(p));
+    out.push_back(ring);  // one group, where the pick has two
+  }
   if (size_of(p.in_dtype) != 2 || p.rows > 2 * std::int64_t{d.sm_count}) return;
   const int cluster = smallest_cluster(row_bytes, kRingChunkBytes);
   if (p.rows * cluster * 2 >= d.sm_count)

@@ -29,6 +29,9 @@ struct LaunchShape {
   /// May launch as a programmatic dependent of the previous kernel in the stream: the device
   /// supports it and the runtime's option allows it (see launches_as_dependent).
   bool dependent_launch = false;
+  /// A persistent grid that still launches as a dependent when it walks the rows in several
+  /// rounds: the ring's two consumer groups over 16-bit rows (see launches_as_dependent).
+  bool dependent_past_one_round = false;
 };
 
 /// Whether an algorithm's grid is a choice (KernelConfig::cluster_grid): the cluster kernels

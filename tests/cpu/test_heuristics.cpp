@@ -334,8 +334,8 @@ TEST_CASE("the ring kernel takes wide rows where it measured ahead on the H100")
   auto chosen = [&](DType dtype, std::int64_t rows, std::int64_t cols) {
     return choose_rowwise_config({RowOp::kSoftmax, dtype, dtype, rows, cols, 16 / size_of(dtype)}, h100);
   };
-  CHECK(chosen(DType::kF32, 64, 262144) == KernelConfig{Algorithm::kRing, 4, 512, 512, 16});
-  CHECK(chosen(DType::kF32, 64, 128256) == KernelConfig{Algorithm::kRing, 4, 512, 512, 8});
+  CHECK(chosen(DType::kF32, 64, 262144) == KernelConfig{Algorithm::kRing, 4, 512, 256, 16});
+  CHECK(chosen(DType::kF32, 64, 128256) == KernelConfig{Algorithm::kRing, 4, 512, 256, 8});
   CHECK(chosen(DType::kBF16, 512, 131072) == KernelConfig{Algorithm::kRing, 8, 512, 512, 4});
   // Not where it tied or trailed: few 16-bit rows, many fp32 ones, rows a block holds.
   CHECK(chosen(DType::kBF16, 64, 262144).algorithm == Algorithm::kBlockOnline);
@@ -343,6 +343,9 @@ TEST_CASE("the ring kernel takes wide rows where it measured ahead on the H100")
         KernelConfig{Algorithm::kClusterSmem, 4, 512, 512, 4, ClusterGrid::kPerRow});
   CHECK(chosen(DType::kBF16, 1024, 32000).algorithm == Algorithm::kBlockSplit);
   CHECK(chosen(DType::kBF16, 512, 65536).algorithm == Algorithm::kBlockSplit);
+  // Over fp32 rows the pick has two consumer groups; one group stays a candidate.
+  const auto f32_wide = rowwise_candidates({RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 262144, 4}, h100);
+  CHECK(std::count(f32_wide.begin(), f32_wide.end(), KernelConfig{Algorithm::kRing, 4, 512, 512, 16}) == 1);
   // Rows wider than 16 slices of two chunks go back to reading twice.
   CHECK(chosen(DType::kF32, 64, 1 << 20).algorithm == Algorithm::kBlockOnline);
   // Mixed element sizes cannot write outputs over inputs.
@@ -468,6 +471,22 @@ TEST_CASE("row-walking grids take the fewest groups that finish in the same roun
   per_row.persistent = false;
   CHECK(rowwise_grid(per_row, 64) == 64 * 8);
   CHECK(rowwise_grid(per_row, 1000) == 1000 * 8);
+}
+
+TEST_CASE("only the ring's two consumer groups over 16-bit rows launch as dependents in every round") {
+  const DeviceProps h100 = nominal_device(90);
+  const RowwiseProblem bf16{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 64, 262144, 8};
+  const RowwiseProblem f32{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 262144, 4};
+  const KernelConfig two_groups{Algorithm::kRing, 8, 512, 256, 16};
+  const KernelConfig one_group{Algorithm::kRing, 8, 512, 512, 16};
+  REQUIRE(why_not_rowwise(bf16, h100, two_groups).empty());
+  CHECK(rowwise_launch_shape(bf16, two_groups, h100.sm_count).dependent_past_one_round);
+  CHECK_FALSE(rowwise_launch_shape(bf16, one_group, h100.sm_count).dependent_past_one_round);
+  const KernelConfig f32_two_groups{Algorithm::kRing, 4, 512, 256, 16};
+  REQUIRE(why_not_rowwise(f32, h100, f32_two_groups).empty());
+  CHECK_FALSE(rowwise_launch_shape(f32, f32_two_groups, h100.sm_count).dependent_past_one_round);
+  CHECK_FALSE(rowwise_launch_shape(bf16, {Algorithm::kBlockOnline, 8, 1024, 1024, 2}, h100.sm_count)
+                  .dependent_past_one_round);
 }
 
 TEST_CASE("a cluster kernel's grid follows its config") {

@@ -37,6 +37,9 @@ const BatchLayout kUnits[] = {
     {DType::kF32, DType::kF32, 256, 32000},
     // Few wide rows: the persistent kernels cover them in one round, so they launch as dependents.
     {DType::kF32, DType::kF32, 4, 262144},
+    // Wide 16-bit rows in several rounds, where the ring's two consumer groups still launch as
+    // dependents.
+    {DType::kBF16, DType::kBF16, 64, 131072},
 };
 
 std::vector<KernelConfig> dependents() {
