@@ -194,6 +194,20 @@ KernelConfig ring_pick(const RowwiseProblem& p) {
   return ring;
 }
 
+/// The ring's two consumer groups of 256 over the fewest blocks per row whose slices are one
+/// chunk (a cluster of up to 16).
+KernelConfig two_group_ring(const RowwiseProblem& p) {
+  const int cluster = smallest_cluster(p.cols * size_of(p.in_dtype), kRingChunkBytes);
+  return {Algorithm::kRing, 16 / size_of(p.in_dtype), 2 * kRingGroupThreads, kRingGroupThreads, cluster};
+}
+
+/// Whether `ring` is valid, each block's slice is at most `max_chunks` chunks, and its blocks
+/// fill at least half the SMs.
+bool ring_fits(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& ring, int max_chunks) {
+  return why_not_rowwise(p, d, ring).empty() && ring_shape(p, ring).chunks <= max_chunks &&
+         p.rows * ring.cluster * 2 >= d.sm_count;
+}
+
 /// Where the ring kernel measured ahead of the other wide-row kernels, or level, on the H100:
 /// 16-bit rows more than twice as many as SMs, fp32 rows no more than that.
 bool ring_measured_ahead(const RowwiseProblem& p, const DeviceProps& d) {
@@ -212,8 +226,12 @@ KernelConfig online_config(int pack, int cluster) {
 /// 64x262144 and 64x128256, us for softmax unless named):
 ///  - 16-bit rows, more than twice as many as SMs: the ring kernel (bf16 512x65536: 49.1
 ///    against 54.2 read twice);
-///  - fewer 16-bit rows: two passes, the second read from L2, a block per row or a cluster
-///    (33, against 48 streamed; the ring kernel ties at 64x262144 and 64x128256);
+///  - fewer 16-bit rows: the ring's two consumer groups over slices of one chunk, launched as
+///    dependents (bf16 64x262144: 29.7-30.0 against 33.4 read twice; 64x131072 17.4 against
+///    19.0; 128x131072 29.2 against 31.3; 128x262144 51.7 against 69.6; 256x131072 51.6
+///    against 59.3; 256x262144 103.4 against 135.4), where its blocks fill half the SMs; else
+///    two passes, the second read from L2, a block per row or a cluster (33, against 48
+///    streamed);
 ///  - fp32 rows, while they are few: the ring kernel (64x262144 over clusters of 16: 47.7
 ///    against 58.9 read twice; 64x128256 over clusters of 8: 26.1 against 33.6), else two
 ///    passes over clusters of 8;
@@ -223,9 +241,10 @@ KernelConfig online_config(int pack, int cluster) {
 ///    slices in registers over 4 blocks, a cluster a row; 103-108 for the ring kernel).
 KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int pack) {
   const KernelConfig ring = ring_pick(p);
-  const bool ring_fits = why_not_rowwise(p, d, ring).empty() && ring_shape(p, ring).chunks <= 2;
-  if (ring_fits && ring_measured_ahead(p, d)) return ring;
+  if (ring_measured_ahead(p, d) && why_not_rowwise(p, d, ring).empty() && ring_shape(p, ring).chunks <= 2)
+    return ring;
   if (size_of(p.in_dtype) == 2) {
+    if (const KernelConfig two_groups = two_group_ring(p); ring_fits(p, d, two_groups, 1)) return two_groups;
     int cluster = 1;  // enough blocks for half the SMs
     while (cluster < 16 && p.rows * cluster * 2 < d.sm_count) cluster *= 2;
     return online_config(pack, cluster);
@@ -599,11 +618,13 @@ void add_stream_candidates(const RowwiseProblem& p, int pack, std::vector<Kernel
 /// round on 16 cores.
 ///
 /// 16-bit rows no more than twice as many as SMs get the two groups of 256 taking turns, over
-/// blocks whose slices are one chunk. A single group waits on every row's exchange there (bf16
-/// 64x262144 over clusters of 16: 29.5 us against 36.4 for one group of 256, 35.4 for one of 512,
-/// and 31.8 for the cluster kernel that tuning picked before; launched as a dependent, 29.6-29.7
-/// against the cluster kernel's 31.8-32.1, and the tuner's winner). At bf16 64x128256 it trails
-/// the cluster kernel (18.3 against 16.8), so a candidate, not the heuristic's pick.
+/// blocks whose slices are one chunk (two_group_ring; where they fill half the SMs and the
+/// heuristic reaches wide_row_config, its pick too). A single group waits on every row's
+/// exchange there (bf16 64x262144 over clusters of 16: 29.5 us against 36.4 for one group of
+/// 256, 35.4 for one of 512; launched as a dependent 29.6-30.0, against 31.8-32.1 for the
+/// cluster kernel that tuning picked before). Where the cluster kernel is the pick (rows no more
+/// than a quarter of the SMs) the ring is only a candidate: bf16 32x262144 17.1 against 24.7,
+/// but 32x131072 15.4 against 11.9.
 void add_ring_candidate(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
   const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
   if (row_bytes < kOnlineMinRowBytes) return;
@@ -613,9 +634,8 @@ void add_ring_candidate(const RowwiseProblem& p, const DeviceProps& d, std::vect
     out.push_back(ring);  // one group, where the pick has two
   }
   if (size_of(p.in_dtype) != 2 || p.rows > 2 * std::int64_t{d.sm_count}) return;
-  const int cluster = smallest_cluster(row_bytes, kRingChunkBytes);
-  if (p.rows * cluster * 2 >= d.sm_count)
-    out.push_back({Algorithm::kRing, ring.pack, 2 * kRingGroupThreads, kRingGroupThreads, cluster});
+  if (const KernelConfig two_groups = two_group_ring(p); p.rows * two_groups.cluster * 2 >= d.sm_count)
+    out.push_back(two_groups);
 }
 
 /// block_split at the two thread counts that keep the most threads resident (fit_split), for

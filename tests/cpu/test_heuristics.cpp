@@ -337,8 +337,12 @@ TEST_CASE("the ring kernel takes wide rows where it measured ahead on the H100")
   CHECK(chosen(DType::kF32, 64, 262144) == KernelConfig{Algorithm::kRing, 4, 512, 256, 16});
   CHECK(chosen(DType::kF32, 64, 128256) == KernelConfig{Algorithm::kRing, 4, 512, 256, 8});
   CHECK(chosen(DType::kBF16, 512, 131072) == KernelConfig{Algorithm::kRing, 8, 512, 512, 4});
-  // Not where it tied or trailed: few 16-bit rows, many fp32 ones, rows a block holds.
-  CHECK(chosen(DType::kBF16, 64, 262144).algorithm == Algorithm::kBlockOnline);
+  // Few 16-bit rows: the two consumer groups over slices of one chunk, where they fill half the
+  // SMs; else two passes over clusters.
+  CHECK(chosen(DType::kBF16, 64, 262144) == KernelConfig{Algorithm::kRing, 8, 512, 256, 16});
+  CHECK(chosen(DType::kBF16, 256, 131072) == KernelConfig{Algorithm::kRing, 8, 512, 256, 8});
+  CHECK(chosen(DType::kBF16, 64, 524288).algorithm == Algorithm::kBlockOnline);  // two chunks a slice
+  // Not where it tied or trailed: many fp32 rows, rows a block holds.
   CHECK(chosen(DType::kF32, 512, 65536) ==
         KernelConfig{Algorithm::kClusterSmem, 4, 512, 512, 4, ClusterGrid::kPerRow});
   CHECK(chosen(DType::kBF16, 1024, 32000).algorithm == Algorithm::kBlockSplit);
