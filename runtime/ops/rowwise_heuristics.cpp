@@ -278,9 +278,15 @@ KernelConfig fit_block(Algorithm algorithm, const RowwiseProblem& p, int pack) {
 }
 
 KernelConfig fit_cluster(const RowwiseProblem& p, const DeviceProps& device, int pack) {
-  // The smallest cluster whose slices fit the target and whose blocks fill the device.
+  // The smallest cluster whose slices fit the target and whose blocks fill the device, but no
+  // more than 8 blocks where the rows would take clusters of 16 past one round: such a cluster
+  // needs one GPC (up to 18 SMs), so an H100 holds only 7 at once. Measured there (softmax, us,
+  // the tuner's medians) at 8-32 rows of 32000-262144 columns, where clusters of 16 had been the
+  // pick: 1.02-1.64x faster on all 25 shapes it changed (bf16 8x151936 9.12 -> 6.34, 16x151936
+  // 15.05 -> 9.17, fp32 8x128256 10.33 -> 7.35), and the tuner's winner at 14 of them.
+  const int max_cluster = p.rows * 18 > device.sm_count ? 8 : 16;
   int cluster = 2;
-  while (cluster < 16) {
+  while (cluster < max_cluster) {
     const bool slice_small =
         cluster_slice(p.cols, pack, cluster) <= kMaxClusterThreads * target_values(p, pack);
     const bool fills_device = p.rows * cluster >= device.sm_count;

@@ -357,6 +357,24 @@ TEST_CASE("the ring kernel takes wide rows where it measured ahead on the H100")
   CHECK(choose_rowwise_config(mixed, h100).algorithm != Algorithm::kRing);
 }
 
+TEST_CASE("few wide rows take clusters of 16 only while the rows fit one round of them") {
+  const DeviceProps h100 = nominal_device(90);
+  auto chosen = [&](DType dtype, std::int64_t rows, std::int64_t cols) {
+    return choose_rowwise_config({RowOp::kSoftmax, dtype, dtype, rows, cols, 16 / size_of(dtype)}, h100);
+  };
+  // An H100 holds 7 clusters of 16 at once: up to 7 rows they fill the device in one round.
+  for (DType dtype : {DType::kF32, DType::kBF16})
+    for (std::int64_t cols : {65536, 128256, 151936, 262144}) {
+      CAPTURE(cols);
+      CHECK(chosen(dtype, 1, cols).cluster == 16);
+      CHECK(chosen(dtype, 7, cols).cluster == 16);
+      const KernelConfig eight_rows = chosen(dtype, 8, cols);
+      CHECK(eight_rows.algorithm == Algorithm::kCluster);
+      CHECK(eight_rows.cluster == 8);
+      CHECK(chosen(dtype, 16, cols).cluster <= 8);
+    }
+}
+
 TEST_CASE("misaligned pointers and odd strides give smaller packs") {
   auto pack = [](std::uintptr_t in, std::uintptr_t out, std::int64_t in_stride,
                  std::int64_t out_stride, std::int64_t rows, DType in_dtype, DType out_dtype) {
