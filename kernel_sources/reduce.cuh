@@ -42,8 +42,9 @@ struct WarpPartials {
 };
 
 /// All-reduce over Threads consecutive threads starting at a multiple of Threads, which meet at
-/// `sync()` (a barrier of exactly those threads). Safe to call back to back on the same `partials`: a thread can only overwrite a
-/// partial after every thread has passed the barrier that ends the last call.
+/// `sync()` (a barrier of exactly those threads). Safe to call back to back on the same
+/// `partials`: a thread can only overwrite a partial after every thread has passed the barrier
+/// that ends the last call.
 template <int Threads, typename Op, typename Sync>
 __device__ __forceinline__ float warps_all_reduce(float v, Op op, WarpPartials<Threads>& partials,
                                                   Sync sync) {

@@ -122,7 +122,8 @@ struct WarpStats {
 };
 
 /// Merges OnlineStats over Threads consecutive threads starting at a multiple of Threads, which
-/// meet at `sync()` (a barrier of exactly those threads); safe to call back to back on the same `partials`, as warps_all_reduce.
+/// meet at `sync()` (a barrier of exactly those threads); safe to call back to back on the same
+/// `partials`, as warps_all_reduce.
 template <int Threads, typename Sync>
 __device__ __forceinline__ OnlineStats warps_merge(OnlineStats s, WarpStats<Threads>& partials, Sync sync) {
   static_assert(Threads % 32 == 0 && Threads <= 1024,

@@ -201,11 +201,16 @@ KernelConfig two_group_ring(const RowwiseProblem& p) {
   return {Algorithm::kRing, 16 / size_of(p.in_dtype), 2 * kRingGroupThreads, kRingGroupThreads, cluster};
 }
 
+/// Whether the rows' blocks, `cluster` a row, fill at least half the SMs.
+bool fills_half_the_sms(const RowwiseProblem& p, const DeviceProps& d, int cluster) {
+  return p.rows * cluster * 2 >= d.sm_count;
+}
+
 /// Whether `ring` is valid, each block's slice is at most `max_chunks` chunks, and its blocks
 /// fill at least half the SMs.
 bool ring_fits(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& ring, int max_chunks) {
   return why_not_rowwise(p, d, ring).empty() && ring_shape(p, ring).chunks <= max_chunks &&
-         p.rows * ring.cluster * 2 >= d.sm_count;
+         fills_half_the_sms(p, d, ring.cluster);
 }
 
 /// Where the ring kernel measured ahead of the other wide-row kernels, or level, on the H100:
@@ -246,7 +251,7 @@ KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int 
   if (size_of(p.in_dtype) == 2) {
     if (const KernelConfig two_groups = two_group_ring(p); ring_fits(p, d, two_groups, 1)) return two_groups;
     int cluster = 1;  // enough blocks for half the SMs
-    while (cluster < 16 && p.rows * cluster * 2 < d.sm_count) cluster *= 2;
+    while (cluster < 16 && !fills_half_the_sms(p, d, cluster)) cluster *= 2;
     return online_config(pack, cluster);
   }
   if (p.rows <= 2 * std::int64_t{d.sm_count}) return online_config(pack, 8);
@@ -635,12 +640,12 @@ void add_ring_candidate(const RowwiseProblem& p, const DeviceProps& d, std::vect
   const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
   if (row_bytes < kOnlineMinRowBytes) return;
   const KernelConfig ring = ring_config(p);
-  if (p.rows * ring.cluster * 2 >= d.sm_count && ring_measured_ahead(p, d)) {
+  if (fills_half_the_sms(p, d, ring.cluster) && ring_measured_ahead(p, d)) {
     out.push_back(ring_pick(p));
     out.push_back(ring);  // one group, where the pick has two
   }
   if (size_of(p.in_dtype) != 2 || p.rows > 2 * std::int64_t{d.sm_count}) return;
-  if (const KernelConfig two_groups = two_group_ring(p); p.rows * two_groups.cluster * 2 >= d.sm_count)
+  if (const KernelConfig two_groups = two_group_ring(p); fills_half_the_sms(p, d, two_groups.cluster))
     out.push_back(two_groups);
 }
 
