@@ -25,20 +25,27 @@
 
 namespace kjit {
 
-/// A block's row slice cut into chunks of 32 KB, the Threads consumer threads of a group holding
-/// packs t, t + Threads, ... of each chunk, and a ring of six chunks.
+/// A block's row slice cut into chunks of at most 32 KB, the Threads consumer threads of a group
+/// holding packs t, t + Threads, ... of each chunk, and a ring of 192 KB of chunks.
 template <int Cols, typename T, int Cluster, int Threads>
 struct RingLayout {
   static constexpr int kPack = 16 / static_cast<int>(sizeof(T));  // bulk copies move 16-byte units
   static constexpr int kSliceCols = ((Cols + Cluster - 1) / Cluster + kPack - 1) / kPack * kPack;
-  static constexpr int kChunkBytes = 32 * 1024;
-  static constexpr int kChunkPacks = kChunkBytes / 16 / Threads;  // per consumer thread
+  static constexpr int kSliceBytes = kSliceCols * static_cast<int>(sizeof(T));
+  static constexpr int kMaxChunkBytes = 32 * 1024;
+  static constexpr int kChunks = (kSliceBytes + kMaxChunkBytes - 1) / kMaxChunkBytes;  // per row slice
+  // Chunks only as large as the slice needs, in whole packs for every consumer, so the ring's
+  // 192 KB hold more of a narrow slice's rows: with 32 KB chunks, bf16 64x151936 over clusters
+  // of 16 (slices of 18.5 KB) kept 111 KB in flight an SM and ran 16% behind two passes.
+  static constexpr int kChunkUnit = 16 * Threads;
+  static constexpr int kChunkBytes = ((kSliceBytes + kChunks - 1) / kChunks + kChunkUnit - 1) / kChunkUnit * kChunkUnit;
+  static constexpr int kChunkPacks = kChunkBytes / kChunkUnit;  // per consumer thread
   static constexpr int kChunkCols = kChunkBytes / static_cast<int>(sizeof(T));
-  static constexpr int kChunks = (kSliceCols + kChunkCols - 1) / kChunkCols;  // per row slice
-  static constexpr int kValues = kChunks * kChunkPacks * kPack;                 // per thread
-  // Six chunks (192 KB, the launch's dynamic shared memory: kRingSmemBytes on the host): one
-  // block an SM, about two row slices ahead of the consumers.
-  static constexpr int kRingChunks = 6;
+  static constexpr int kValues = kChunks * kChunkPacks * kPack;  // per thread
+  // Up to 192 KB, the launch's dynamic shared memory (kRingSmemBytes on the host): one block an
+  // SM, two row slices or more ahead of the consumers; at most 12 chunks, whose barriers the
+  // consumers index at run time.
+  static constexpr int kRingChunks = 6 * kMaxChunkBytes / kChunkBytes < 12 ? 6 * kMaxChunkBytes / kChunkBytes : 12;
   // Measured on the H100 (softmax, us): fp32 64x262144 over clusters of 16, 48.2 with outputs
   // stored by bulk copies against 54.2 from registers; bf16 512x65536 over clusters of 2, 49.5
   // from registers against 51.5 by bulk copies.

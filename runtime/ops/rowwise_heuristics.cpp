@@ -213,6 +213,27 @@ bool ring_fits(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig
          fills_half_the_sms(p, d, ring.cluster);
 }
 
+/// The ring as it would take few rows: fp32 rows as the wide-row pick, 16-bit rows in two
+/// groups over slices of one chunk.
+KernelConfig few_rows_ring(const RowwiseProblem& p) {
+  return size_of(p.in_dtype) == 2 ? two_group_ring(p) : ring_pick(p);
+}
+
+/// Whether the ring takes rows few enough for the cluster kernel: rows so wide that the ring
+/// needs clusters of 16, and enough of them (16 fp32, 32 of 16 bits) that each of the 7 such
+/// clusters an H100 holds at once walks two or more, overlapping one row's writes with the next
+/// rows' reads. The cluster kernel takes its rows in one or two rounds of blocks that read, then
+/// write. Measured there (softmax, the tuner's medians, us): fp32 16-32 rows of 151936-262144
+/// columns 0.75-0.96x the cluster kernel's time (16x151936 11.97 against 15.20, 32x262144 28.22
+/// against 35.38); bf16 32 rows 0.81-0.92x (32x262144 16.99 against 20.93), but 16-24 rows
+/// 1.06-1.43x, and over clusters of 8 (bf16 32x131072) 1.04x.
+bool takes_few_rows(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& ring) {
+  const std::int64_t min_rows = size_of(p.in_dtype) == 2 ? 32 : 16;
+  const int max_chunks = size_of(p.in_dtype) == 2 ? 1 : 2;
+  return ring.cluster == 16 && p.rows >= min_rows && why_not_rowwise(p, d, ring).empty() &&
+         ring_shape(p, ring).chunks <= max_chunks;
+}
+
 /// Where the ring kernel measured ahead of the other wide-row kernels, or level, on the H100:
 /// 16-bit rows more than twice as many as SMs, fp32 rows no more than that.
 bool ring_measured_ahead(const RowwiseProblem& p, const DeviceProps& d) {
@@ -509,6 +530,7 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
   // Few wide rows: spread each row over a cluster's SMs (slices in registers), or most SMs
   // sit idle.
   if (clusters && few_rows && p.cols >= kClusterMinCols) {
+    if (const KernelConfig ring = few_rows_ring(p); takes_few_rows(p, d, ring)) return ring;
     KernelConfig cluster = fit_cluster(p, d, pack);
     if (why_not_rowwise(p, d, cluster).empty() &&
         fits_registers(p, cluster, cluster_slice(p.cols, pack, cluster.cluster), kMaxHeldRegisters))

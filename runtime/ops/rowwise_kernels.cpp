@@ -110,16 +110,19 @@ std::int64_t stream_smem_bytes(const RowwiseProblem& problem, const KernelConfig
 
 RingShape ring_shape(const RowwiseProblem& problem, const KernelConfig& config) noexcept {
   // As in row_ring.cuh's RingLayout: slices rounded up to whole 16-byte packs, as the stream
-  // kernel's are.
+  // kernel's are; chunks of at most 32 KB, each as small as its share of the slice allows in
+  // whole packs for every consumer thread.
   RingShape shape;
   const std::int64_t size = size_of(problem.in_dtype);
   const std::int64_t pack = 16 / size;
   shape.slice_cols = stream_slice_cols(problem.cols, problem.in_dtype, std::max(config.cluster, 1));
-  const std::int64_t chunk_cols = kRingChunkBytes / size;
-  shape.chunks = (shape.slice_cols + chunk_cols - 1) / chunk_cols;
+  const std::int64_t slice_bytes = shape.slice_cols * size;
+  shape.chunks = (slice_bytes + kRingChunkBytes - 1) / kRingChunkBytes;
+  if (config.group <= 0 || shape.chunks == 0) return shape;
+  const std::int64_t unit = 16 * std::int64_t{config.group};
+  shape.chunk_bytes = ((slice_bytes + shape.chunks - 1) / shape.chunks + unit - 1) / unit * unit;
   // A consumer group of `group` threads holds a row slice.
-  shape.values_per_thread =
-      config.group > 0 ? shape.chunks * (kRingChunkBytes / 16 / config.group) * pack : 0;
+  shape.values_per_thread = shape.chunks * (shape.chunk_bytes / unit) * pack;
   return shape;
 }
 

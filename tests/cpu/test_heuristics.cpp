@@ -371,8 +371,55 @@ TEST_CASE("few wide rows take clusters of 16 only while the rows fit one round o
       const KernelConfig eight_rows = chosen(dtype, 8, cols);
       CHECK(eight_rows.algorithm == Algorithm::kCluster);
       CHECK(eight_rows.cluster == 8);
-      CHECK(chosen(dtype, 16, cols).cluster <= 8);
+      CHECK(chosen(dtype, 15, cols).cluster <= 8);
     }
+}
+
+TEST_CASE("few rows too wide for clusters of 8 take the ring from 16 fp32 or 32 16-bit rows") {
+  const DeviceProps h100 = nominal_device(90);
+  auto chosen = [&](DType dtype, std::int64_t rows, std::int64_t cols) {
+    return choose_rowwise_config({RowOp::kSoftmax, dtype, dtype, rows, cols, 16 / size_of(dtype)}, h100);
+  };
+  for (std::int64_t cols : {151936, 200000, 262144}) {
+    CAPTURE(cols);
+    CHECK(chosen(DType::kF32, 16, cols) == KernelConfig{Algorithm::kRing, 4, 512, 256, 16});
+    CHECK(chosen(DType::kF32, 33, cols) == KernelConfig{Algorithm::kRing, 4, 512, 256, 16});
+    CHECK(chosen(DType::kF32, 15, cols).algorithm == Algorithm::kCluster);
+    CHECK(chosen(DType::kBF16, 32, cols) == KernelConfig{Algorithm::kRing, 8, 512, 256, 16});
+    CHECK(chosen(DType::kBF16, 31, cols).algorithm == Algorithm::kCluster);
+  }
+  // Rows the ring takes over clusters of 8 stay with the cluster kernel.
+  CHECK(chosen(DType::kF32, 32, 131072).algorithm == Algorithm::kCluster);
+  CHECK(chosen(DType::kBF16, 32, 131072).algorithm == Algorithm::kCluster);
+}
+
+TEST_CASE("the ring's chunks are as small as a slice allows, in whole packs for every consumer") {
+  auto shape = [](DType dtype, std::int64_t cols, int group, int cluster) {
+    return ring_shape({RowOp::kSoftmax, dtype, dtype, 64, cols, 16 / size_of(dtype)},
+                      {Algorithm::kRing, 16 / size_of(dtype), 2 * group, group, cluster});
+  };
+  // Full slices keep chunks of 32 KB.
+  RingShape full = shape(DType::kBF16, 262144, 256, 16);
+  CHECK(full.chunks == 1);
+  CHECK(full.chunk_bytes == 32768);
+  CHECK(full.values_per_thread == 64);
+  full = shape(DType::kF32, 262144, 256, 16);
+  CHECK(full.chunks == 2);
+  CHECK(full.chunk_bytes == 32768);
+  CHECK(full.values_per_thread == 64);
+  // 9496 columns a block: 18992 bytes, 20480 in packs of 16 bytes for 256 threads.
+  const RingShape narrow = shape(DType::kBF16, 151936, 256, 16);
+  CHECK(narrow.slice_cols == 9496);
+  CHECK(narrow.chunks == 1);
+  CHECK(narrow.chunk_bytes == 20480);
+  CHECK(narrow.values_per_thread == 40);
+  // Two chunks share a slice evenly: 37984 bytes as two of 20480.
+  const RingShape two = shape(DType::kF32, 151936, 256, 16);
+  CHECK(two.chunks == 2);
+  CHECK(two.chunk_bytes == 20480);
+  CHECK(two.values_per_thread == 40);
+  // Groups of 512 round to 8 KB.
+  CHECK(shape(DType::kF32, 151936, 512, 16).chunk_bytes == 24576);
 }
 
 TEST_CASE("misaligned pointers and odd strides give smaller packs") {
