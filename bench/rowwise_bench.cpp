@@ -12,7 +12,8 @@ namespace kjit::bench {
 std::vector<BenchShape> standard_shapes(RowOp op, DType dtype) {
   const std::int64_t shapes[][2] = {{65536, 128}, {16384, 1024}, {8192, 4096},  {2048, 16384},
                                     {1024, 32000}, {512, 65536},  {64, 262144}, {1, 32000},
-                                    {1, 128256},  {1, 151936},   {8, 128256},  {64, 128256}};
+                                    {1, 128256},  {1, 151936},   {8, 128256},  {64, 128256},
+                                    {32, 262144}, {64, 151936}};
   std::vector<BenchShape> result;
   for (const auto& s : shapes) result.push_back({op, dtype, dtype, s[0], s[1]});
   return result;
