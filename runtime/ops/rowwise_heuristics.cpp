@@ -21,6 +21,7 @@ constexpr int kTargetBytesPerThread = 64;
 // Cluster blocks of at most this many threads, so that an SM holds two or more and one block's
 // cluster barriers overlap another's loads.
 constexpr int kMaxClusterThreads = 512;
+constexpr int kOneRowAnSmThreads = 256;  // the cluster kernel's blocks where clusters of 16 take the rows
 // Below this many columns a cluster's cross-block exchange costs more than it brings.
 constexpr std::int64_t kClusterMinCols = 4096;
 constexpr int kSmemReserve = 2048;       // static shared memory of the block reductions
@@ -213,25 +214,18 @@ bool ring_fits(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig
          fills_half_the_sms(p, d, ring.cluster);
 }
 
-/// The ring as it would take few rows: fp32 rows as the wide-row pick, 16-bit rows in two
-/// groups over slices of one chunk.
-KernelConfig few_rows_ring(const RowwiseProblem& p) {
-  return size_of(p.in_dtype) == 2 ? two_group_ring(p) : ring_pick(p);
-}
-
-/// Whether the ring takes rows few enough for the cluster kernel: rows so wide that the ring
-/// needs clusters of 16, and enough of them (16 fp32, 32 of 16 bits) that each of the 7 such
-/// clusters an H100 holds at once walks two or more, overlapping one row's writes with the next
-/// rows' reads. The cluster kernel takes its rows in one or two rounds of blocks that read, then
-/// write. Measured there (softmax, the tuner's medians, us): fp32 16-32 rows of 151936-262144
-/// columns 0.75-0.96x the cluster kernel's time (16x151936 11.97 against 15.20, 32x262144 28.22
-/// against 35.38); bf16 32 rows 0.81-0.92x (32x262144 16.99 against 20.93), but 16-24 rows
-/// 1.06-1.43x, and over clusters of 8 (bf16 32x131072) 1.04x.
+/// Whether the ring takes fp32 rows few enough for the cluster kernel: rows so wide that the
+/// ring needs clusters of 16, and 16 or more of them (the dispatcher plans a call for the top of
+/// its power-of-two bucket, so calls of 9-32 rows), which each of the 7 such clusters an H100
+/// holds at once walks two or more of, overlapping one row's writes with the next rows' reads;
+/// the cluster kernel takes its rows in rounds of blocks that read, then write. Measured there
+/// (softmax, the tuner's medians, us): fp32 12-32 rows of 151936-262144 columns 0.75-0.96x the
+/// cluster kernel's time (12x151936 9.89 against 10.53, 16x151936 11.97 against 15.20,
+/// 32x262144 28.22 against 35.38). Not 16-bit rows: bf16 32 rows measured 0.81-0.92x, but 24
+/// rows, in the same bucket, 1.06-1.36x.
 bool takes_few_rows(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& ring) {
-  const std::int64_t min_rows = size_of(p.in_dtype) == 2 ? 32 : 16;
-  const int max_chunks = size_of(p.in_dtype) == 2 ? 1 : 2;
-  return ring.cluster == 16 && p.rows >= min_rows && why_not_rowwise(p, d, ring).empty() &&
-         ring_shape(p, ring).chunks <= max_chunks;
+  return size_of(p.in_dtype) == 4 && ring.cluster == 16 && p.rows >= 16 && why_not_rowwise(p, d, ring).empty() &&
+         ring_shape(p, ring).chunks <= 2;
 }
 
 /// Where the ring kernel measured ahead of the other wide-row kernels, or level, on the H100:
@@ -319,8 +313,13 @@ KernelConfig fit_cluster(const RowwiseProblem& p, const DeviceProps& device, int
     if (slice_small && fills_device) break;
     cluster *= 2;
   }
-  const int threads = block_threads_for(p, cluster_slice(p.cols, pack, cluster), pack, 128,
-                                        kMaxClusterThreads, target_values(p, pack));
+  // Clusters of 16 hold one row an SM: 256 threads, more where the values would not fit 32
+  // registers. Measured there at 1-4 rows (softmax, the tuner's medians, us): bf16 1x151936 4.87
+  // against 5.63 at 512 threads, 1x262144 5.78 against 6.30, fp32 1x128256 5.31 against 5.92;
+  // 128 threads were slower (bf16 1x128256 6.10 against 4.67 at 256).
+  const int max_threads = cluster == 16 ? kOneRowAnSmThreads : kMaxClusterThreads;
+  const int threads = block_threads_for(p, cluster_slice(p.cols, pack, cluster), pack, 128, max_threads,
+                                        target_values(p, pack));
   return {Algorithm::kCluster, pack, threads, threads, cluster};
 }
 
@@ -530,7 +529,7 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
   // Few wide rows: spread each row over a cluster's SMs (slices in registers), or most SMs
   // sit idle.
   if (clusters && few_rows && p.cols >= kClusterMinCols) {
-    if (const KernelConfig ring = few_rows_ring(p); takes_few_rows(p, d, ring)) return ring;
+    if (const KernelConfig ring = ring_pick(p); takes_few_rows(p, d, ring)) return ring;
     KernelConfig cluster = fit_cluster(p, d, pack);
     if (why_not_rowwise(p, d, cluster).empty() &&
         fits_registers(p, cluster, cluster_slice(p.cols, pack, cluster.cluster), kMaxHeldRegisters))

@@ -375,7 +375,7 @@ TEST_CASE("few wide rows take clusters of 16 only while the rows fit one round o
     }
 }
 
-TEST_CASE("few rows too wide for clusters of 8 take the ring from 16 fp32 or 32 16-bit rows") {
+TEST_CASE("16-33 fp32 rows too wide for clusters of 8 take the ring; 16-bit ones keep the cluster kernel") {
   const DeviceProps h100 = nominal_device(90);
   auto chosen = [&](DType dtype, std::int64_t rows, std::int64_t cols) {
     return choose_rowwise_config({RowOp::kSoftmax, dtype, dtype, rows, cols, 16 / size_of(dtype)}, h100);
@@ -385,12 +385,28 @@ TEST_CASE("few rows too wide for clusters of 8 take the ring from 16 fp32 or 32 
     CHECK(chosen(DType::kF32, 16, cols) == KernelConfig{Algorithm::kRing, 4, 512, 256, 16});
     CHECK(chosen(DType::kF32, 33, cols) == KernelConfig{Algorithm::kRing, 4, 512, 256, 16});
     CHECK(chosen(DType::kF32, 15, cols).algorithm == Algorithm::kCluster);
-    CHECK(chosen(DType::kBF16, 32, cols) == KernelConfig{Algorithm::kRing, 8, 512, 256, 16});
-    CHECK(chosen(DType::kBF16, 31, cols).algorithm == Algorithm::kCluster);
+    CHECK(chosen(DType::kBF16, 32, cols).algorithm == Algorithm::kCluster);
   }
   // Rows the ring takes over clusters of 8 stay with the cluster kernel.
   CHECK(chosen(DType::kF32, 32, 131072).algorithm == Algorithm::kCluster);
-  CHECK(chosen(DType::kBF16, 32, 131072).algorithm == Algorithm::kCluster);
+}
+
+TEST_CASE("clusters of 16 take 256 threads, more only where the values need the registers") {
+  const DeviceProps h100 = nominal_device(90);
+  auto chosen = [&](DType dtype, std::int64_t rows, std::int64_t cols) {
+    return choose_rowwise_config({RowOp::kSoftmax, dtype, dtype, rows, cols, 16 / size_of(dtype)}, h100);
+  };
+  for (std::int64_t rows : {1, 2, 4}) {
+    CAPTURE(rows);
+    CHECK(chosen(DType::kBF16, rows, 151936) == KernelConfig{Algorithm::kCluster, 8, 256, 256, 16});
+    CHECK(chosen(DType::kBF16, rows, 262144) == KernelConfig{Algorithm::kCluster, 8, 256, 256, 16});  // 32 word registers
+    CHECK(chosen(DType::kF32, rows, 128256) == KernelConfig{Algorithm::kCluster, 4, 256, 256, 16});
+    CHECK(chosen(DType::kF32, rows, 151936) == KernelConfig{Algorithm::kCluster, 4, 512, 512, 16});  // 40 floats at 256
+    CHECK(chosen(DType::kF32, rows, 262144) == KernelConfig{Algorithm::kCluster, 4, 512, 512, 16});
+    CHECK(chosen(DType::kBF16, rows, 32000) == KernelConfig{Algorithm::kCluster, 8, 128, 128, 16});  // fewer still
+  }
+  // Clusters of 8 keep blocks of up to 512.
+  CHECK(chosen(DType::kBF16, 8, 151936) == KernelConfig{Algorithm::kCluster, 8, 512, 512, 8});
 }
 
 TEST_CASE("the ring's chunks are as small as a slice allows, in whole packs for every consumer") {
