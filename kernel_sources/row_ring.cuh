@@ -43,14 +43,19 @@ struct RingLayout {
   static constexpr int kChunkPacks = kChunkBytes / kChunkUnit;  // per consumer thread
   static constexpr int kChunkCols = kChunkBytes / static_cast<int>(sizeof(T));
   static constexpr int kValues = kChunks * kChunkPacks * kPack;  // per thread
-  // Up to 192 KB, the launch's dynamic shared memory (kRingSmemBytes on the host): one block an
-  // SM, two row slices or more ahead of the consumers; at most 12 chunks, whose barriers the
-  // consumers index at run time.
-  static constexpr int kRingChunks = 6 * kMaxChunkBytes / kChunkBytes < 12 ? 6 * kMaxChunkBytes / kChunkBytes : 12;
   // Measured on the H100 (softmax, us): fp32 64x262144 over clusters of 16, 48.2 with outputs
   // stored by bulk copies against 54.2 from registers; bf16 512x65536 over clusters of 2, 49.5
   // from registers against 51.5 by bulk copies.
   static constexpr bool kBulkStores = sizeof(T) == 4;
+  // The ring's bytes, the launch's dynamic shared memory (ring_shape on the host): one block an
+  // SM, two row slices or more ahead of the consumers. A chunk of 4-byte outputs stays taken
+  // until its bulk store has read it, so those rings get 224 KB; 16-bit ones, whose chunks free
+  // as soon as they are read, 192 KB. Measured on the H100 (softmax, us, 224 against 192 KB):
+  // fp32 64x200000 41.9-42.9 against 46.1, 64x128256 26.0 against 27.1-27.2, 64x262144 50.6-50.7
+  // against 51.1-51.2; bf16 64x262144 30.9-31.0 against 29.6-29.7.
+  static constexpr int kRingBytes = (kBulkStores ? 7 : 6) * kMaxChunkBytes;
+  // At most 12 chunks, whose barriers the consumers index at run time.
+  static constexpr int kRingChunks = kRingBytes / kChunkBytes < 12 ? kRingBytes / kChunkBytes : 12;
 
   static_assert(kChunkPacks * Threads * 16 == kChunkBytes, "row_ring: threads must divide a chunk's packs");
   static_assert((Cluster - 1) * kSliceCols < Cols, "row_ring: a cluster block would get no columns");

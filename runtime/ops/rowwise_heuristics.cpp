@@ -404,8 +404,8 @@ std::string why_not_ring(const RowwiseProblem& p, const DeviceProps& d, const Ke
     return "ring: too many blocks per row for " + std::to_string(p.cols) + " columns";
   if (shape.values_per_thread > kHardMaxHeldRegisters)
     return "ring: more than 64 values per thread (" + std::to_string(shape.values_per_thread) + ")";
-  if (kRingSmemBytes + kSmemReserve > d.max_smem_per_block)
-    return "ring: the ring needs " + std::to_string(kRingSmemBytes) +
+  if (shape.ring_bytes + kSmemReserve > d.max_smem_per_block)
+    return "ring: the ring needs " + std::to_string(shape.ring_bytes) +
            " bytes of shared memory; the device has " + std::to_string(d.max_smem_per_block);
   return {};
 }

@@ -77,7 +77,7 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
                                           size_of(problem.in_dtype));
   if (config.algorithm == Algorithm::kStream)
     shape.dynamic_smem = static_cast<int>(stream_smem_bytes(problem, config));
-  if (config.algorithm == Algorithm::kRing) shape.dynamic_smem = static_cast<int>(kRingSmemBytes);
+  if (config.algorithm == Algorithm::kRing) shape.dynamic_smem = static_cast<int>(ring_shape(problem, config).ring_bytes);
   shape.dependent_past_one_round = config.algorithm == Algorithm::kRing &&
                                    config.group < config.threads && size_of(problem.in_dtype) == 2;
   if (config.algorithm == Algorithm::kBlockSplit)
@@ -116,6 +116,7 @@ RingShape ring_shape(const RowwiseProblem& problem, const KernelConfig& config) 
   const std::int64_t size = size_of(problem.in_dtype);
   const std::int64_t pack = 16 / size;
   shape.slice_cols = stream_slice_cols(problem.cols, problem.in_dtype, std::max(config.cluster, 1));
+  shape.ring_bytes = (size == 4 ? 7 : 6) * kRingChunkBytes;
   const std::int64_t slice_bytes = shape.slice_cols * size;
   shape.chunks = (slice_bytes + kRingChunkBytes - 1) / kRingChunkBytes;
   if (config.group <= 0 || shape.chunks == 0) return shape;

@@ -58,19 +58,19 @@ KernelSpec rowwise_kernel_spec(const RowwiseProblem& problem, const KernelConfig
 LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConfig& config,
                                  int sm_count);
 
-/// The ring kernel's geometry (row_ring.cuh): chunks of at most 32 KB in a ring of 192 KB, and
-/// one producer warp beside the consumer threads.
+/// The ring kernel's geometry (row_ring.cuh): chunks of at most 32 KB in a ring of 192 KB (224
+/// KB for 4-byte elements), and one producer warp beside the consumer threads.
 constexpr std::int64_t kRingChunkBytes = 32 * 1024;
-constexpr std::int64_t kRingSmemBytes = 6 * kRingChunkBytes;
 constexpr int kRingProducerThreads = 32;
 
-/// How the ring kernel cuts a row: each block's slice, its chunks and their size, and the
-/// values each consumer thread holds.
+/// How the ring kernel cuts a row: each block's slice, its chunks and their size, the values
+/// each consumer thread holds, and the ring's shared memory.
 struct RingShape {
   std::int64_t slice_cols = 0;
   std::int64_t chunks = 0;
   std::int64_t chunk_bytes = 0;
   std::int64_t values_per_thread = 0;
+  std::int64_t ring_bytes = 0;
 };
 RingShape ring_shape(const RowwiseProblem& problem, const KernelConfig& config) noexcept;
 
