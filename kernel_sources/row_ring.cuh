@@ -26,7 +26,7 @@
 namespace kjit {
 
 /// A block's row slice cut into chunks of at most 32 KB, the Threads consumer threads of a group
-/// holding packs t, t + Threads, ... of each chunk, and a ring of 192 KB of chunks.
+/// holding packs t, t + Threads, ... of each chunk, and a ring of 192 or 224 KB of chunks.
 template <int Cols, typename T, int Cluster, int Threads>
 struct RingLayout {
   static constexpr int kPack = 16 / static_cast<int>(sizeof(T));  // bulk copies move 16-byte units

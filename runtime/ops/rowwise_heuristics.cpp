@@ -216,16 +216,16 @@ bool ring_fits(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig
 
 /// Whether the ring takes fp32 rows few enough for the cluster kernel: rows so wide that the
 /// ring needs clusters of 16, and 16 or more of them (the dispatcher plans a call for the top of
-/// its power-of-two bucket, so calls of 9-32 rows), which each of the 7 such clusters an H100
-/// holds at once walks two or more of, overlapping one row's writes with the next rows' reads;
-/// the cluster kernel takes its rows in rounds of blocks that read, then write. Measured there
+/// its power-of-two bucket, so calls of 9-32 rows), so that each of the 7 such clusters an H100
+/// holds at once walks two or more, overlapping one row's writes with the next rows' reads; the
+/// cluster kernel takes its rows in rounds of blocks that read, then write. Measured there
 /// (softmax, the tuner's medians, us): fp32 12-32 rows of 151936-262144 columns 0.75-0.96x the
 /// cluster kernel's time (12x151936 9.89 against 10.53, 16x151936 11.97 against 15.20,
 /// 32x262144 28.22 against 35.38). Not 16-bit rows: bf16 32 rows measured 0.81-0.92x, but 24
 /// rows, in the same bucket, 1.06-1.36x.
 bool takes_few_rows(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& ring) {
-  return size_of(p.in_dtype) == 4 && ring.cluster == 16 && p.rows >= 16 && why_not_rowwise(p, d, ring).empty() &&
-         ring_shape(p, ring).chunks <= 2;
+  return size_of(p.in_dtype) == 4 && ring.cluster == 16 && p.rows >= 16 &&
+         why_not_rowwise(p, d, ring).empty() && ring_shape(p, ring).chunks <= 2;
 }
 
 /// Where the ring kernel measured ahead of the other wide-row kernels, or level, on the H100:
