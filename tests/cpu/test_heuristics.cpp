@@ -26,6 +26,11 @@ const std::int64_t kCols[] = {1,     2,     3,     5,     7,      31,     32,   
 const std::int64_t kRows[] = {1, 2, 7, 33, 64, 1000, 4096, 65536, 1048576};
 const RowOp kOps[] = {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale};
 
+/// The H100 heuristic's softmax pick for rows x cols of `dtype`, aligned for 16-byte packs.
+KernelConfig chosen(DType dtype, std::int64_t rows, std::int64_t cols) {
+  return choose_rowwise_config({RowOp::kSoftmax, dtype, dtype, rows, cols, 16 / size_of(dtype)}, nominal_device(90));
+}
+
 struct DTypePair {
   DType in, out;
 };
@@ -194,9 +199,6 @@ TEST_CASE("block_split stages the most packs that keep the most threads resident
   CHECK(fitted(DType::kBF16, 2048, 16384) == "256/6");
   CHECK(fitted(DType::kBF16, 512, 65536) == "1024/7");
   // The heuristic takes it for rows of 32 KB or more that fill an SM's thread slots.
-  auto chosen = [&](DType dtype, std::int64_t rows, std::int64_t cols) {
-    return choose_rowwise_config({RowOp::kSoftmax, dtype, dtype, rows, cols, 16 / size_of(dtype)}, h100);
-  };
   CHECK(chosen(DType::kBF16, 1024, 32000) == KernelConfig{Algorithm::kBlockSplit, 8, 512, 512, 1, ClusterGrid::kResident, 6});
   CHECK(chosen(DType::kBF16, 2048, 16384) == KernelConfig{Algorithm::kBlockSplit, 8, 256, 256, 1, ClusterGrid::kResident, 6});
   CHECK(chosen(DType::kF32, 2048, 16384).algorithm == Algorithm::kBlockSplit);
@@ -331,9 +333,6 @@ TEST_CASE("why_not_rowwise explains invalid ring configs") {
 
 TEST_CASE("the ring kernel takes wide rows where it measured ahead on the H100") {
   const DeviceProps h100 = nominal_device(90);
-  auto chosen = [&](DType dtype, std::int64_t rows, std::int64_t cols) {
-    return choose_rowwise_config({RowOp::kSoftmax, dtype, dtype, rows, cols, 16 / size_of(dtype)}, h100);
-  };
   CHECK(chosen(DType::kF32, 64, 262144) == KernelConfig{Algorithm::kRing, 4, 512, 256, 16});
   CHECK(chosen(DType::kF32, 64, 128256) == KernelConfig{Algorithm::kRing, 4, 512, 256, 8});
   CHECK(chosen(DType::kBF16, 512, 131072) == KernelConfig{Algorithm::kRing, 8, 512, 512, 4});
@@ -358,10 +357,6 @@ TEST_CASE("the ring kernel takes wide rows where it measured ahead on the H100")
 }
 
 TEST_CASE("few wide rows take clusters of 16 only while the rows fit one round of them") {
-  const DeviceProps h100 = nominal_device(90);
-  auto chosen = [&](DType dtype, std::int64_t rows, std::int64_t cols) {
-    return choose_rowwise_config({RowOp::kSoftmax, dtype, dtype, rows, cols, 16 / size_of(dtype)}, h100);
-  };
   // An H100 holds 7 clusters of 16 at once: up to 7 rows they fill the device in one round.
   for (DType dtype : {DType::kF32, DType::kBF16})
     for (std::int64_t cols : {65536, 128256, 151936, 262144}) {
@@ -375,11 +370,7 @@ TEST_CASE("few wide rows take clusters of 16 only while the rows fit one round o
     }
 }
 
-TEST_CASE("16-33 fp32 rows too wide for clusters of 8 take the ring; 16-bit ones keep the cluster kernel") {
-  const DeviceProps h100 = nominal_device(90);
-  auto chosen = [&](DType dtype, std::int64_t rows, std::int64_t cols) {
-    return choose_rowwise_config({RowOp::kSoftmax, dtype, dtype, rows, cols, 16 / size_of(dtype)}, h100);
-  };
+TEST_CASE("fp32 rows planned as 16-33 and too wide for clusters of 8 take the ring; 16-bit ones do not") {
   for (std::int64_t cols : {151936, 200000, 262144}) {
     CAPTURE(cols);
     CHECK(chosen(DType::kF32, 16, cols) == KernelConfig{Algorithm::kRing, 4, 512, 256, 16});
@@ -392,10 +383,6 @@ TEST_CASE("16-33 fp32 rows too wide for clusters of 8 take the ring; 16-bit ones
 }
 
 TEST_CASE("clusters of 16 take 256 threads, more only where the values need the registers") {
-  const DeviceProps h100 = nominal_device(90);
-  auto chosen = [&](DType dtype, std::int64_t rows, std::int64_t cols) {
-    return choose_rowwise_config({RowOp::kSoftmax, dtype, dtype, rows, cols, 16 / size_of(dtype)}, h100);
-  };
   for (std::int64_t rows : {1, 2, 4}) {
     CAPTURE(rows);
     CHECK(chosen(DType::kBF16, rows, 151936) == KernelConfig{Algorithm::kCluster, 8, 256, 256, 16});
