@@ -221,8 +221,8 @@ bool ring_fits(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig
 /// cluster kernel takes its rows in rounds of blocks that read, then write. Measured there
 /// (softmax, the tuner's medians, us): fp32 12-32 rows of 151936-262144 columns 0.75-0.96x the
 /// cluster kernel's time (12x151936 9.89 against 10.53, 16x151936 11.97 against 15.20,
-/// 32x262144 28.22 against 35.38). Not 16-bit rows: bf16 32 rows measured 0.81-0.92x, but 24
-/// rows, in the same bucket, 1.06-1.36x.
+/// 32x262144 28.22 against 35.38). Not 16-bit rows: bf16 32 rows measured 0.81-0.92x, but
+/// 18-28 rows, in the same bucket, 1.05-1.18x at 151936 and 200000 columns.
 bool takes_few_rows(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& ring) {
   return size_of(p.in_dtype) == 4 && ring.cluster == 16 && p.rows >= 16 &&
          why_not_rowwise(p, d, ring).empty() && ring_shape(p, ring).chunks <= 2;
