@@ -207,11 +207,14 @@ bool fills_half_the_sms(const RowwiseProblem& p, const DeviceProps& d, int clust
   return p.rows * cluster * 2 >= d.sm_count;
 }
 
-/// Whether `ring` is valid, each block's slice is at most `max_chunks` chunks, and its blocks
-/// fill at least half the SMs.
+/// Whether `ring` is valid and each block's slice is at most `max_chunks` chunks.
+bool ring_within(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& ring, int max_chunks) {
+  return why_not_rowwise(p, d, ring).empty() && ring_shape(p, ring).chunks <= max_chunks;
+}
+
+/// ring_within, and the ring's blocks fill at least half the SMs.
 bool ring_fits(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& ring, int max_chunks) {
-  return why_not_rowwise(p, d, ring).empty() && ring_shape(p, ring).chunks <= max_chunks &&
-         fills_half_the_sms(p, d, ring.cluster);
+  return ring_within(p, d, ring, max_chunks) && fills_half_the_sms(p, d, ring.cluster);
 }
 
 /// Whether the ring takes fp32 rows few enough for the cluster kernel: rows so wide that the
@@ -224,8 +227,7 @@ bool ring_fits(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig
 /// 32x262144 28.22 against 35.38). Not 16-bit rows: bf16 32 rows measured 0.81-0.92x, but
 /// 18-28 rows, in the same bucket, 1.05-1.18x at 151936 and 200000 columns.
 bool takes_few_rows(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& ring) {
-  return size_of(p.in_dtype) == 4 && ring.cluster == 16 && p.rows >= 16 &&
-         why_not_rowwise(p, d, ring).empty() && ring_shape(p, ring).chunks <= 2;
+  return size_of(p.in_dtype) == 4 && ring.cluster == 16 && p.rows >= 16 && ring_within(p, d, ring, 2);
 }
 
 /// Where the ring kernel measured ahead of the other wide-row kernels, or level, on the H100:
@@ -261,8 +263,7 @@ KernelConfig online_config(int pack, int cluster) {
 ///    slices in registers over 4 blocks, a cluster a row; 103-108 for the ring kernel).
 KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int pack) {
   const KernelConfig ring = ring_pick(p);
-  if (ring_measured_ahead(p, d) && why_not_rowwise(p, d, ring).empty() && ring_shape(p, ring).chunks <= 2)
-    return ring;
+  if (ring_measured_ahead(p, d) && ring_within(p, d, ring, 2)) return ring;
   if (size_of(p.in_dtype) == 2) {
     if (const KernelConfig two_groups = two_group_ring(p); ring_fits(p, d, two_groups, 1)) return two_groups;
     int cluster = 1;  // enough blocks for half the SMs
