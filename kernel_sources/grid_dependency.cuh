@@ -2,8 +2,8 @@
 // Programmatic dependent launch (sm_90+): the runtime may launch a kernel while the previous
 // kernel in its stream is still finishing, so its blocks are resident and ready when that
 // kernel's memory becomes visible, instead of paying the launch after it. Every kjit kernel
-// starts with start_after_prior_grids(); before sm_90, and for a launch made without the
-// attribute, both instructions do nothing.
+// calls start_after_prior_grids() before its first global access, most of them first thing;
+// before sm_90, and for a launch made without the attribute, both instructions do nothing.
 #pragma once
 
 namespace kjit {

@@ -79,8 +79,7 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
     shape.dynamic_smem = static_cast<int>(stream_smem_bytes(problem, config));
   if (config.algorithm == Algorithm::kRing)
     shape.dynamic_smem = static_cast<int>(ring_shape(problem, config).ring_bytes);
-  shape.dependent_past_one_round = config.algorithm == Algorithm::kRing &&
-                                   config.group < config.threads && size_of(problem.in_dtype) == 2;
+  shape.dependent_past_one_round = config.algorithm == Algorithm::kRing && config.group < config.threads;
   if (config.algorithm == Algorithm::kBlockSplit)
     shape.dynamic_smem = static_cast<int>(split_smem_bytes(problem, config));
   return shape;

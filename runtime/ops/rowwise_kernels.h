@@ -30,7 +30,7 @@ struct LaunchShape {
   /// supports it and the runtime's option allows it (see launches_as_dependent).
   bool dependent_launch = false;
   /// A persistent grid that still launches as a dependent when it walks the rows in several
-  /// rounds: the ring's two consumer groups over 16-bit rows (see launches_as_dependent).
+  /// rounds: the ring's two consumer groups (see launches_as_dependent).
   bool dependent_past_one_round = false;
 };
 

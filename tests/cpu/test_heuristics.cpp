@@ -552,7 +552,7 @@ TEST_CASE("row-walking grids take the fewest groups that finish in the same roun
   CHECK(rowwise_grid(per_row, 1000) == 1000 * 8);
 }
 
-TEST_CASE("only the ring's two consumer groups over 16-bit rows launch as dependents in every round") {
+TEST_CASE("only the ring's two consumer groups launch as dependents in every round") {
   const DeviceProps h100 = nominal_device(90);
   const RowwiseProblem bf16{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 64, 262144, 8};
   const RowwiseProblem f32{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 262144, 4};
@@ -563,7 +563,9 @@ TEST_CASE("only the ring's two consumer groups over 16-bit rows launch as depend
   CHECK_FALSE(rowwise_launch_shape(bf16, one_group, h100.sm_count).dependent_past_one_round);
   const KernelConfig f32_two_groups{Algorithm::kRing, 4, 512, 256, 16};
   REQUIRE(why_not_rowwise(f32, h100, f32_two_groups).empty());
-  CHECK_FALSE(rowwise_launch_shape(f32, f32_two_groups, h100.sm_count).dependent_past_one_round);
+  CHECK(rowwise_launch_shape(f32, f32_two_groups, h100.sm_count).dependent_past_one_round);
+  const KernelConfig f32_one_group{Algorithm::kRing, 4, 512, 512, 16};
+  CHECK_FALSE(rowwise_launch_shape(f32, f32_one_group, h100.sm_count).dependent_past_one_round);
   CHECK_FALSE(rowwise_launch_shape(bf16, {Algorithm::kBlockOnline, 8, 1024, 1024, 2}, h100.sm_count)
                   .dependent_past_one_round);
 }
