@@ -71,7 +71,7 @@ HostOverhead measure_host_overhead() {
   KJIT_CU(cuModuleGetFunction, &function, module.get(), kernel.lowered_name.c_str());
   LaunchShape shape = rowwise_launch_shape(problem, config, props.sm_count);
   shape.dependent_launch = props.dependent_launch && RuntimeOptions::from_environment().dependent_launch;
-  RowParams params{args.in, args.out, nullptr, kRows, kCols, kCols};
+  RowParams params{args.in, args.out, nullptr, kRows, kCols, kCols, nullptr};
   void* kernel_args[] = {&params};
   const auto grid = static_cast<unsigned>(rowwise_grid(shape, kRows));
   // The bare launch goes out as kjit's does: a programmatic dependent where kjit's is one.

@@ -47,6 +47,12 @@ __device__ __forceinline__ void announce_bytes(const ClusterInbox& inbox, unsign
                ::"r"(cluster_address(&inbox.state, rank)), "r"(bytes) : "memory");
 }
 
+/// This block's own arrival at its inbox, releasing what it stored there before (for a block
+/// that is its own cluster).
+__device__ __forceinline__ void arrive_local(const ClusterInbox& inbox) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(shared_address(&inbox.state)) : "memory");
+}
+
 /// Stores 16 bytes at array[index] of block `rank` (16-byte aligned), completing them on that
 /// block's inbox.
 template <typename T>

@@ -10,6 +10,13 @@
 // Cluster peers exchange (max, sum) through mbarrier inboxes, so the producer never has to meet
 // the consumers at a cluster barrier.
 //
+// Rows go to clusters one at a time from a counter in global memory (RowParams::row_claims),
+// so a cluster that runs ahead takes more of them: on the H100 the 7 clusters of 16 ran up to 10%
+// apart over the same number of rows, and the last of them decided the kernel's time (fp32
+// 64x262144: 50.5 us with every 7th row a cluster, 47.9 with claimed rows; 128x262144 97.1 ->
+// 92.3). Rank 0's producer claims each row of its cluster's sequence and sends it to every
+// block's row box.
+//
 // The consumers are one or two groups of GroupThreads threads, each holding whole rows, the
 // groups taking turns: while one group waits on its row's exchange, the other reduces or writes
 // the next (bf16 64x262144 over clusters of 16 on the H100, scratch harness: 36.4 us with one
@@ -63,31 +70,109 @@ struct RingLayout {
   static_assert(kRingChunks > kChunks, "row_ring: the ring holds a row slice and more");
 };
 
+/// The rows of a cluster's sequence: entry j is claimed by rank 0's producer from the launch's
+/// counter (RowParams::row_claims) and sent to every block's row box, or, without a counter, is
+/// row first + j * clusters. An entry past the last row reads -1.
+struct RowSequence {
+  // Entries a block may wait on at once: its producer runs at most a ring (12 chunks, so 12
+  // rows) ahead of its consumers, whose rows every block of the cluster has started.
+  static constexpr int kBox = 32;
+  unsigned* counter;  // {next row, clusters done claiming}; null for fixed rows
+  long long rows;
+  long long first_row;
+  unsigned clusters;
+  unsigned rank;
+  long long* box;       // [kBox], this block's
+  ClusterInbox* inbox;  // [kBox], this block's
+
+  /// Rank 0's producer: claims entries up to j (and, once the rows run out, one end mark for
+  /// each consumer group) and sends them to every block of the cluster.
+  template <int Cluster, int Groups>
+  __device__ __forceinline__ void claim_through(long long j, long long& claimed) const {
+    if (counter == nullptr || rank != 0) return;
+    while (claimed <= j) {
+      const unsigned row = atomicAdd(counter, 1u);
+      if (row < rows) {
+        send<Cluster>(claimed++, row);
+        continue;
+      }
+      for (int k = 0; k < Groups; ++k) send<Cluster>(claimed++, -1);
+      // The last cluster to run out sets the counters back for the next launch: every cluster
+      // has claimed for the last time.
+      if (atomicAdd(counter + 1, 1u) == clusters - 1) {
+        atomicExch(counter, 0u);
+        atomicExch(counter + 1, 0u);
+      }
+      claimed = 0x7fffffffffffffffLL;
+    }
+  }
+  /// Entry j (waits for it to arrive when rows are claimed).
+  __device__ __forceinline__ long long row(long long j) const {
+    if (counter == nullptr) {
+      const long long fixed = first_row + j * clusters;
+      return fixed < rows ? fixed : -1;
+    }
+    const int e = static_cast<int>(j % kBox);
+    inbox[e].wait(static_cast<unsigned>((j / kBox) & 1));
+    return box[e];
+  }
+
+ private:
+  template <int Cluster>
+  __device__ __forceinline__ void send(long long j, long long row) const {
+    const int e = static_cast<int>(j % kBox);
+    float2 bits;
+    bits.x = __int_as_float(static_cast<int>(row & 0xffffffffLL));
+    bits.y = __int_as_float(static_cast<int>(row >> 32));
+    if constexpr (Cluster == 1) {
+      // No cluster to address (a launch without one may not use cluster instructions).
+      box[e] = row;
+      arrive_local(inbox[e]);
+    } else {
+      for (unsigned peer = 0; peer < Cluster; ++peer) {
+        announce_bytes(inbox[e], peer, sizeof(long long));
+        send_8_bytes(reinterpret_cast<const float2*>(box), e, peer, bits, inbox[e]);
+      }
+    }
+  }
+};
+
 /// Which chunk of the block's sequence (row after row, kChunks each) goes where: chunk g of the
 /// sequence uses slot g % kRingChunks, in that slot's (g / kRingChunks)-th phase.
 template <typename Layout>
 struct RingSchedule {
-  long long first_row;
-  long long row_step;  // clusters in the grid
-  long long rows;      // rows this block walks
-
-  __device__ __forceinline__ long long row_of(long long g) const { return first_row + g / Layout::kChunks * row_step; }
   __device__ __forceinline__ static int chunk_of(long long g) { return static_cast<int>(g % Layout::kChunks); }
   __device__ __forceinline__ static int slot_of(long long g) { return static_cast<int>(g % Layout::kRingChunks); }
   __device__ __forceinline__ static unsigned phase_of(long long g) {
     return static_cast<unsigned>((g / Layout::kRingChunks) & 1);
   }
-  __device__ __forceinline__ long long chunks() const { return rows * Layout::kChunks; }
 };
 
 /// The producer lane: fills the ring in sequence order and, for bulk stores, writes each chunk
 /// the consumers hand back. A slot is refilled once its previous chunk is free: read by the
 /// consumers, or (bulk stores) read out by its store, which is given a chunk's time first.
-template <typename Layout, typename In, typename Out>
-__device__ __forceinline__ void ring_producer(const RowParams& params, const RingSchedule<Layout>& schedule,
+template <typename Layout, int Cluster, int Groups, typename In, typename Out>
+__device__ __forceinline__ void ring_producer(const RowParams& params, const RowSequence& sequence,
                                               int slice_begin, int bulk_end, In* ring, BulkBarrier* landed,
                                               CountBarrier* drained) {
   typedef RingSchedule<Layout> Schedule;
+  // The rows of the sequence, asked for in order: chunk g is real while its row is.
+  long long claimed = 0, end = 0x7fffffffffffffffLL, known_j = -1, known_row = -1;
+  auto row_of = [&](long long g) {
+    const long long j = g / Layout::kChunks;
+    if (j != known_j) {
+      sequence.claim_through<Cluster, Groups>(j, claimed);
+      known_j = j;
+      known_row = sequence.row(j);
+    }
+    return known_row;
+  };
+  auto real = [&](long long g) {
+    if (g / Layout::kChunks >= end) return false;
+    if (row_of(g) >= 0) return true;
+    end = g / Layout::kChunks;
+    return false;
+  };
   auto chunk_bytes = [&](long long g, int size) {
     const int begin = Schedule::chunk_of(g) * Layout::kChunkCols;
     const int end = begin + Layout::kChunkCols < bulk_end ? begin + Layout::kChunkCols : bulk_end;
@@ -100,25 +185,24 @@ __device__ __forceinline__ void ring_producer(const RowParams& params, const Rin
     const unsigned bytes = chunk_bytes(g, sizeof(In));
     barrier.expect_bytes(bytes);
     if (bytes > 0)
-      bulk_load(slot(g), static_cast<const In*>(params.in) + schedule.row_of(g) * params.in_stride + column(g),
+      bulk_load(slot(g), static_cast<const In*>(params.in) + row_of(g) * params.in_stride + column(g),
                 bytes, barrier);
   };
-  const long long total = schedule.chunks();
-  for (long long g = 0; g < total && g < Layout::kRingChunks; ++g) load(g);
+  for (long long g = 0; g < Layout::kRingChunks && real(g); ++g) load(g);
   if constexpr (!Layout::kBulkStores) {
-    for (long long g = Layout::kRingChunks; g < total; ++g) {
+    for (long long g = Layout::kRingChunks; real(g); ++g) {
       drained[Schedule::slot_of(g)].wait(Schedule::phase_of(g - Layout::kRingChunks));
       load(g);
     }
   } else {
-    for (long long g = 0; g < total; ++g) {
+    for (long long g = 0; real(g); ++g) {
       drained[Schedule::slot_of(g)].wait(Schedule::phase_of(g));
       const unsigned bytes = chunk_bytes(g, sizeof(Out));
       if (bytes > 0)
-        bulk_store(static_cast<Out*>(params.out) + schedule.row_of(g) * params.out_stride + column(g), slot(g),
+        bulk_store(static_cast<Out*>(params.out) + row_of(g) * params.out_stride + column(g), slot(g),
                    bytes);
       bulk_commit();
-      if (g >= 1 && g - 1 + Layout::kRingChunks < total) {
+      if (g >= 1 && real(g - 1 + Layout::kRingChunks)) {
         bulk_wait_read<1>();  // the chunk before this one has been read out
         load(g - 1 + Layout::kRingChunks);
       }
@@ -179,6 +263,8 @@ row_ring(const RowParams params) {
   __shared__ ClusterInbox inbox[kSets];
   __shared__ __align__(16) float2 peer_stats[kSets][Cluster];
   __shared__ ConsumerScratch<GroupThreads> group_scratch[kGroups];
+  __shared__ ClusterInbox row_inbox[RowSequence::kBox];
+  __shared__ long long row_box[RowSequence::kBox];
 
   unsigned rank = 0;
   if constexpr (Cluster > 1) rank = cluster_block_rank();
@@ -187,12 +273,8 @@ row_ring(const RowParams params) {
   // The last slice may end off a 16-byte boundary: its last partial pack goes through ordinary
   // accesses.
   const int bulk_end = slice_cols / kPack * kPack;
-  Schedule schedule;
-  schedule.first_row = blockIdx.x / Cluster;
-  schedule.row_step = gridDim.x / Cluster;
-  schedule.rows = params.rows > schedule.first_row
-                      ? (params.rows - schedule.first_row + schedule.row_step - 1) / schedule.row_step
-                      : 0;
+  const RowSequence sequence{params.row_claims, params.rows, blockIdx.x / Cluster, gridDim.x / Cluster, rank,
+                             row_box, row_inbox};
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < Layout::kRingChunks; ++s) {
@@ -200,6 +282,7 @@ row_ring(const RowParams params) {
       drained[s].init(GroupThreads / 32);  // a chunk is one row's, so one group's
     }
     for (int s = 0; s < kSets; ++s) inbox[s].init(Cluster);
+    for (int s = 0; s < RowSequence::kBox; ++s) row_inbox[s].init(1);  // from rank 0
   }
   // Every inbox is set up before any peer sends to it.
   if constexpr (Cluster > 1) {
@@ -214,7 +297,7 @@ row_ring(const RowParams params) {
   start_after_prior_grids();
   if (threadIdx.x >= Threads) {
     if (threadIdx.x == Threads)
-      ring_producer<Layout, In, Out>(params, schedule, slice_begin, bulk_end, ring, landed, drained);
+      ring_producer<Layout, Cluster, kGroups, In, Out>(params, sequence, slice_begin, bulk_end, ring, landed, drained);
     return;
   }
 
@@ -222,8 +305,9 @@ row_ring(const RowParams params) {
   const int group = static_cast<int>(threadIdx.x) / GroupThreads;
   const int t = static_cast<int>(threadIdx.x) % GroupThreads;  // within the group
   ConsumerScratch<GroupThreads>& scratch = group_scratch[group];
-  for (long long j = group; j < schedule.rows; j += kGroups) {
-    const long long row = schedule.row_of(j * Layout::kChunks);
+  for (long long j = group;; j += kGroups) {
+    const long long row = sequence.row(j);
+    if (row < 0) break;
     const long long g0 = j * Layout::kChunks;
     const In* in = static_cast<const In*>(params.in) + row * params.in_stride + slice_begin;
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride + slice_begin;

@@ -15,7 +15,7 @@ namespace kjit {
 namespace {
 
 RowParams params_of(const RowwiseArgs& args, float* scale_out) {
-  return {args.in, args.out, scale_out, args.rows, args.in_row_stride, args.out_row_stride};
+  return {args.in, args.out, scale_out, args.rows, args.in_row_stride, args.out_row_stride, nullptr};
 }
 
 KernelReport report_of(const Launchable& launchable) {
@@ -153,6 +153,7 @@ std::shared_ptr<const Launchable> Dispatcher::build(ContextState& state,
   Launchable launchable = load(state, rowwise_kernel_spec(problem, config),
                                rowwise_launch_shape(problem, config, state.device.sm_count));
   launchable.config = config;
+  if (config.algorithm == Algorithm::kRing) launchable.row_claims = state.row_claims;
   return std::make_shared<const Launchable>(std::move(launchable));
 }
 

@@ -28,6 +28,7 @@ struct ContextState {
   std::unordered_map<RowwiseKey, std::shared_ptr<const Launchable>, RowwiseKeyHash> table;
   std::unordered_map<TopkDispatchKey, std::shared_ptr<const Launchable>, TopkDispatchKeyHash>
       topk_table;
+  std::shared_ptr<RowClaimCounters> row_claims = std::make_shared<RowClaimCounters>();
 };
 
 class Dispatcher {

@@ -88,8 +88,9 @@ std::shared_ptr<const LoadedKernel> load_kernel(std::shared_ptr<const CompiledKe
 
 void Launchable::launch(const RowParams& params, CUstream stream) const {
   const std::int64_t grid = rowwise_grid(shape, params.rows);
-  launch_blocks(const_cast<RowParams*>(&params), static_cast<unsigned>(grid), stream,
-                launches_as_dependent(shape, grid, params.rows));
+  RowParams launched = params;
+  if (row_claims) launched.row_claims = row_claims->for_launch(stream);
+  launch_blocks(&launched, static_cast<unsigned>(grid), stream, launches_as_dependent(shape, grid, params.rows));
 }
 
 bool launches_as_dependent(const LaunchShape& shape, std::int64_t grid, std::int64_t rows) noexcept {

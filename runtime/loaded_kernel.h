@@ -9,6 +9,7 @@
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/driver/handles.h"
 #include "runtime/ops/rowwise_kernels.h"
+#include "runtime/row_claims.h"
 
 namespace kjit {
 
@@ -39,6 +40,8 @@ struct Launchable {
   std::shared_ptr<const LoadedKernel> kernel;
   KernelConfig config;
   LaunchShape shape;
+  /// The ring's: its context's counters, one taken by each launch (null: fixed rows).
+  std::shared_ptr<RowClaimCounters> row_claims;
 
   /// Launches over params.rows rows on `stream`. No allocation, no synchronization.
   void launch(const RowParams& params, CUstream stream) const;

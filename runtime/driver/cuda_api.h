@@ -22,6 +22,7 @@ namespace kjit {
   X(cuMemAlloc) X(cuMemFree) X(cuMemGetInfo) X(cuMemcpyHtoD) X(cuMemcpyDtoH)                \
   X(cuMemcpyDtoDAsync) X(cuMemsetD8Async) X(cuMemsetD32Async)                               \
   X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamIsCapturing)       \
+  X(cuStreamGetId)                                                                          \
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags)              \
   X(cuGraphLaunch) X(cuGraphDestroy) X(cuGraphExecDestroy)                                  \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)                 \

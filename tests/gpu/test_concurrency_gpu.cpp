@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -182,4 +183,81 @@ TEST_CASE("calls of loaded shapes can be captured in a CUDA graph") {
   KJIT_CU(cuGraphLaunch, exec.get(), stream.get());
   synchronize(stream.get());
   check_all();
+}
+
+TEST_CASE("ring launches on four streams at once, eager and replayed, each write every row") {
+  // The ring's clusters claim rows from a counter that one launch at a time may use: launches
+  // that shared one would each miss the rows the other claimed, and leave them poisoned.
+  KJIT_REQUIRE_GPU();
+  Runtime rt;
+  current_or_primary_context();
+  struct Lane {
+    BatchLayout layout;
+    KernelConfig config;
+  };
+  const Lane lanes[] = {{{DType::kF32, DType::kF32, 64, 131072}, {Algorithm::kRing, 0, 512, 256, 0}},
+                        {{DType::kBF16, DType::kBF16, 96, 100000}, {Algorithm::kRing, 0, 512, 256, 8}},
+                        {{DType::kF32, DType::kF32, 40, 262144}, {Algorithm::kRing, 0, 512, 256, 0}},
+                        {{DType::kBF16, DType::kBF16, 64, 262144}, {Algorithm::kRing, 0, 512, 256, 16}}};
+  constexpr int kStreams = 4;
+  constexpr int kRounds = 3;
+  std::vector<Stream> streams;
+  std::vector<std::unique_ptr<RowBatch>> batches;
+  std::vector<GraphExec> graphs;
+  // Captures first, one after another: a synchronization anywhere on the device while a stream
+  // captures would end the capture.
+  for (int t = 0; t < kStreams; ++t) {
+    streams.push_back(create_stream());
+    batches.push_back(std::make_unique<RowBatch>(lanes[t].layout, test_seed() + t));
+    auto ring = [&] {
+      rt.run_with_config(RowOp::kSoftmax, batches[t]->args(), nullptr, lanes[t].config, streams[t].get());
+    };
+    ring();  // loads the kernel outside the capture
+    synchronize(streams[t].get());
+    Graph graph;
+    {
+      Capture capture(streams[t].get());
+      for (int i = 0; i < 3; ++i) ring();
+      REQUIRE(capture.end(&graph) == CUDA_SUCCESS);
+    }
+    CUgraphExec raw_exec = nullptr;
+    KJIT_CU(cuGraphInstantiateWithFlags, &raw_exec, graph.get(), 0);
+    graphs.emplace_back(raw_exec);
+  }
+  std::vector<std::string> failures(kStreams);
+  StartLine start(kStreams);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kStreams; ++t) {
+    threads.emplace_back([&, t] {
+      std::string& failure = failures[t];
+      try {
+        current_or_primary_context();
+        CUstream stream = streams[t].get();
+        RowBatch& batch = *batches[t];
+        std::vector<std::int64_t> every_row(static_cast<std::size_t>(lanes[t].layout.rows));
+        for (std::size_t row = 0; row < every_row.size(); ++row) every_row[row] = static_cast<std::int64_t>(row);
+        start.arrive_and_wait();
+        for (int round = 0; round < kRounds && failure.empty(); ++round) {
+          batch.reset(stream);
+          for (int i = 0; i < 4; ++i)
+            rt.run_with_config(RowOp::kSoftmax, batch.args(), nullptr, lanes[t].config, stream);
+          synchronize(stream);
+          failure = batch.check(RowOp::kSoftmax, every_row);
+          if (!failure.empty()) break;
+          batch.reset(stream);
+          KJIT_CU(cuGraphLaunch, graphs[t].get(), stream);
+          KJIT_CU(cuGraphLaunch, graphs[t].get(), stream);
+          synchronize(stream);
+          failure = batch.check(RowOp::kSoftmax, every_row);
+          if (!failure.empty()) failure = "replayed: " + failure;
+        }
+      } catch (const std::exception& error) {
+        failure = std::string("threw ") + error.what();
+      }
+      if (!failure.empty()) failure = "stream " + std::to_string(t) + " " + describe(lanes[t].layout) + ": " + failure;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const std::string& failure : failures)
+    if (!failure.empty()) FAIL_CHECK(failure);
 }
