@@ -11,10 +11,10 @@
 // the consumers at a cluster barrier.
 //
 // Rows go to clusters one at a time from a counter in global memory (RowParams::row_claims),
-// so a cluster that runs ahead takes more of them: on the H100 the 7 clusters of 16 ran up to 10%
-// apart over the same number of rows, and the last of them decided the kernel's time (fp32
-// 64x262144: 50.5 us with every 7th row a cluster, 47.9 with claimed rows; 128x262144 97.1 ->
-// 92.3). Rank 0's producer claims each row of its cluster's sequence and sends it to every
+// so a cluster that runs ahead takes more of them: on the H100, 7 clusters of 16 given the same
+// 9 rows each finished 5-11 us apart on a 50 us kernel, which lasted until the last (fp32
+// 64x262144: 50.6 us with every 7th row a cluster, 48.1 with claimed rows; 128x262144 97.1 ->
+// 92.2). Rank 0's producer claims each row of its cluster's sequence and sends it to every
 // block's row box.
 //
 // The consumers are one or two groups of GroupThreads threads, each holding whole rows, the

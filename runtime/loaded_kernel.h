@@ -43,7 +43,8 @@ struct Launchable {
   /// The ring's: its context's counters, one taken by each launch (null: fixed rows).
   std::shared_ptr<RowClaimCounters> row_claims;
 
-  /// Launches over params.rows rows on `stream`. No allocation, no synchronization.
+  /// Launches over params.rows rows on `stream`. No allocation, no synchronization (but for the
+  /// ring's row-claim counters, allocated once a context by its first ring launch).
   void launch(const RowParams& params, CUstream stream) const;
   /// Launches `grid` blocks with one argument block (the kernel's whole parameter list), as a
   /// programmatic dependent of the kernel before it when `dependent`.
