@@ -15,8 +15,8 @@ namespace kjit {
 
 /// Which counter each launch takes. Launches on one stream run in order, and the ring claims
 /// rows only after the kernel before it is done, so each stream keeps a few counters and takes
-/// them in turn (a few rather than one, so that even a kernel between two rings that skips its
-/// own wait on the grid before it cannot make them share one). A launch captured into a graph
+/// them in turn (a few rather than one, so that a kernel between two rings that skips its own
+/// wait on the grid before it does not make them share one). A launch captured into a graph
 /// gets a counter of its own, for every replay of that graph: a graph exec replays one at a
 /// time. When the counters run out, a launch gets none (-1) and its clusters take fixed rows.
 class ClaimSlots {
