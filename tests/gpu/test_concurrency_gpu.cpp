@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Many threads meeting one new shape at once (the compile-and-load path under contention), and
-// CUDA graph capture: once a shape's kernel is loaded, a call only launches (no allocation, no
-// synchronization), so it can be captured and replayed.
+// Many threads meeting one new shape at once (the compile-and-load path under contention), CUDA
+// graph capture (once a shape's kernel is loaded, a call only launches: no allocation, no
+// synchronization, so it can be captured and replayed), and ring launches on several streams at
+// once, each with the row-claim counters of its own stream or capture.
 #include <doctest/doctest.h>
 
 #include <atomic>
