@@ -5,8 +5,9 @@
 // hold the current row in registers, reduce it and write it out. Loads go out whole chunks at a
 // time, so the bytes in flight depend on neither registers nor the consumers' progress.
 //
-// Outputs of 4-byte types go back into their chunk and out by bulk copies; 16-bit ones are
-// stored from registers and the chunk is freed as soon as it is read (see RingLayout).
+// Outputs of 4-byte types, and of two consumer groups, go back into their chunk and out by bulk
+// copies; the others are stored from registers and the chunk is freed as soon as it is read
+// (see RingLayout).
 // Cluster peers exchange (max, sum) through mbarrier inboxes, so the producer never has to meet
 // the consumers at a cluster barrier.
 //
@@ -33,8 +34,9 @@
 namespace kjit {
 
 /// A block's row slice cut into chunks of at most 32 KB, the Threads consumer threads of a group
-/// holding packs t, t + Threads, ... of each chunk, and a ring of 192 or 224 KB of chunks.
-template <int Cols, typename T, int Cluster, int Threads>
+/// (one of Groups) holding packs t, t + Threads, ... of each chunk, and a ring of 192 or 224 KB of
+/// chunks.
+template <int Cols, typename T, int Cluster, int Threads, int Groups>
 struct RingLayout {
   static constexpr int kPack = 16 / static_cast<int>(sizeof(T));  // bulk copies move 16-byte units
   static constexpr int kSliceCols = ((Cols + Cluster - 1) / Cluster + kPack - 1) / kPack * kPack;
@@ -50,16 +52,21 @@ struct RingLayout {
   static constexpr int kChunkPacks = kChunkBytes / kChunkUnit;  // per consumer thread
   static constexpr int kChunkCols = kChunkBytes / static_cast<int>(sizeof(T));
   static constexpr int kValues = kChunks * kChunkPacks * kPack;  // per thread
-  // Measured on the H100 (softmax, us): fp32 64x262144 over clusters of 16, 48.2 with outputs
-  // stored by bulk copies against 54.2 from registers; bf16 512x65536 over clusters of 2, 49.5
-  // from registers against 51.5 by bulk copies.
-  static constexpr bool kBulkStores = sizeof(T) == 4;
+  // Outputs go back into their chunk and out by bulk copies for 4-byte types and for two
+  // consumer groups, whose threads then leave a row as soon as it is in shared memory; one group
+  // of 16-bit values stores from registers. Measured on the H100 (softmax, us): fp32 64x262144
+  // over clusters of 16, 48.2 by bulk copies against 54.2 from registers; two groups of 256 over
+  // bf16, 64x262144 25.7-25.8 against 28.1, 128x131072 over clusters of 8 25.0 against
+  // 29.0-29.3, 256x262144 93.8 against 95.6-95.8 (64x128256 16.4-16.6 against 16.3-16.4); one
+  // group of 512, bf16 512x131072 over clusters of 4, 98.1 from registers against 117.9, and
+  // bf16 512x65536 over clusters of 2, 49.5 against 51.5.
+  static constexpr bool kBulkStores = sizeof(T) == 4 || Groups > 1;
   // The ring's bytes, the launch's dynamic shared memory (ring_shape on the host): one block an
-  // SM, two row slices or more ahead of the consumers. A chunk of 4-byte outputs stays taken
-  // until its bulk store has read it, so those rings get 224 KB; 16-bit ones, whose chunks free
-  // as soon as they are read, 192 KB. Measured on the H100 (softmax, us, 224 against 192 KB):
-  // fp32 64x200000 41.9-42.9 against 46.1, 64x128256 26.0 against 27.1-27.2, 64x262144 50.6-50.7
-  // against 51.1-51.2; bf16 64x262144 30.9-31.0 against 29.6-29.7.
+  // SM, two row slices or more ahead of the consumers. A chunk of bulk-stored outputs stays taken
+  // until its store has read it, so those rings get 224 KB; the others, whose chunks free as
+  // soon as they are read, 192 KB. Measured on the H100 (softmax, us, 224 against 192 KB): fp32
+  // 64x200000 41.9-42.9 against 46.1, 64x128256 26.0 against 27.1-27.2, 64x262144 50.6-50.7
+  // against 51.1-51.2.
   static constexpr int kRingBytes = (kBulkStores ? 7 : 6) * kMaxChunkBytes;
   // At most 12 chunks, whose barriers the consumers index at run time.
   static constexpr int kRingChunks = kRingBytes / kChunkBytes < 12 ? kRingBytes / kChunkBytes : 12;
@@ -245,7 +252,7 @@ row_ring(const RowParams params) {
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
   typedef RowMath<Op> Math;
-  typedef RingLayout<Cols, In, Cluster, GroupThreads> Layout;
+  typedef RingLayout<Cols, In, Cluster, GroupThreads, Threads / GroupThreads> Layout;
   typedef RingSchedule<Layout> Schedule;
   constexpr int kPack = Layout::kPack;
   constexpr int kChunkPacks = Layout::kChunkPacks;
