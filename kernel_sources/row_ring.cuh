@@ -128,14 +128,14 @@ struct RowSequence {
   template <int Cluster>
   __device__ __forceinline__ void send(long long j, long long row) const {
     const int e = static_cast<int>(j % kBox);
-    float2 bits;
-    bits.x = __int_as_float(static_cast<int>(row & 0xffffffffLL));
-    bits.y = __int_as_float(static_cast<int>(row >> 32));
     if constexpr (Cluster == 1) {
       // No cluster to address (a launch without one may not use cluster instructions).
       box[e] = row;
       arrive_local(inbox[e]);
     } else {
+      float2 bits;  // the row's 8 bytes, as st.async sends them
+      bits.x = __int_as_float(static_cast<int>(row & 0xffffffffLL));
+      bits.y = __int_as_float(static_cast<int>(row >> 32));
       for (unsigned peer = 0; peer < Cluster; ++peer) {
         announce_bytes(inbox[e], peer, sizeof(long long));
         send_8_bytes(reinterpret_cast<const float2*>(box), e, peer, bits, inbox[e]);
@@ -164,7 +164,7 @@ __device__ __forceinline__ void ring_producer(const RowParams& params, const Row
                                               CountBarrier* drained) {
   typedef RingSchedule<Layout> Schedule;
   // The rows of the sequence, asked for in order: chunk g is real while its row is.
-  long long claimed = 0, end = 0x7fffffffffffffffLL, known_j = -1, known_row = -1;
+  long long claimed = 0, past_rows = 0x7fffffffffffffffLL, known_j = -1, known_row = -1;
   auto row_of = [&](long long g) {
     const long long j = g / Layout::kChunks;
     if (j != known_j) {
@@ -175,9 +175,9 @@ __device__ __forceinline__ void ring_producer(const RowParams& params, const Row
     return known_row;
   };
   auto real = [&](long long g) {
-    if (g / Layout::kChunks >= end) return false;
+    if (g / Layout::kChunks >= past_rows) return false;
     if (row_of(g) >= 0) return true;
-    end = g / Layout::kChunks;
+    past_rows = g / Layout::kChunks;
     return false;
   };
   auto chunk_bytes = [&](long long g, int size) {

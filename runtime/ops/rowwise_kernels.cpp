@@ -79,7 +79,7 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
     shape.dynamic_smem = static_cast<int>(stream_smem_bytes(problem, config));
   if (config.algorithm == Algorithm::kRing)
     shape.dynamic_smem = static_cast<int>(ring_shape(problem, config).ring_bytes);
-  shape.dependent_past_one_round = config.algorithm == Algorithm::kRing && config.group < config.threads;
+  shape.dependent_past_one_round = config.algorithm == Algorithm::kRing && ring_two_groups(config);
   if (config.algorithm == Algorithm::kBlockSplit)
     shape.dynamic_smem = static_cast<int>(split_smem_bytes(problem, config));
   return shape;
@@ -117,7 +117,7 @@ RingShape ring_shape(const RowwiseProblem& problem, const KernelConfig& config) 
   const std::int64_t pack = 16 / size;
   shape.slice_cols = stream_slice_cols(problem.cols, problem.in_dtype, std::max(config.cluster, 1));
   // Bulk-stored outputs (4-byte types, two consumer groups) hold their chunk longer: 224 KB.
-  const bool bulk_stores = size == 4 || (config.group > 0 && config.group < config.threads);
+  const bool bulk_stores = size == 4 || ring_two_groups(config);
   shape.ring_bytes = (bulk_stores ? 7 : 6) * kRingChunkBytes;
   const std::int64_t slice_bytes = shape.slice_cols * size;
   shape.chunks = (slice_bytes + kRingChunkBytes - 1) / kRingChunkBytes;

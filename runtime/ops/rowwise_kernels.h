@@ -63,6 +63,12 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
 constexpr std::int64_t kRingChunkBytes = 32 * 1024;
 constexpr int kRingProducerThreads = 32;
 
+/// Whether a ring config's consumers are two groups taking turns over the rows (group =
+/// threads / 2): they store their outputs by bulk copies and launch as dependents in every round.
+inline bool ring_two_groups(const KernelConfig& config) noexcept {
+  return config.group > 0 && config.group < config.threads;
+}
+
 /// How the ring kernel cuts a row: each block's slice, its chunks and their size, the values
 /// each consumer thread holds, and the ring's shared memory.
 struct RingShape {

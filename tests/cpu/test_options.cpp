@@ -84,7 +84,7 @@ TEST_CASE("launches go out as dependents where allowed, persistent grids only in
   CHECK(launches_as_dependent(persistent, 16, 1));             // one cluster, one row
   CHECK(launches_as_dependent(persistent, 7 * 16, 7));         // a row each
   CHECK_FALSE(launches_as_dependent(persistent, 7 * 16, 64));  // 10 rounds
-  LaunchShape two_groups = persistent;  // the ring's two consumer groups over 16-bit rows
+  LaunchShape two_groups = persistent;  // the ring's two consumer groups
   two_groups.dependent_past_one_round = true;
   CHECK(launches_as_dependent(two_groups, 7 * 16, 64));
   two_groups.dependent_launch = false;
