@@ -14,9 +14,10 @@ struct RowParams {
   long long rows;
   long long in_stride;    ///< elements between row starts
   long long out_stride;   ///< elements between row starts
-  /// The ring: two counters (next row, clusters done claiming) that are zero when the launch
-  /// starts and that its last cluster sets back to zero; rows are then claimed one at a time.
-  /// Null: each cluster takes every clusters-th row.
+  /// The ring: two counters (rows claimed, clusters done claiming) that are zero when the launch
+  /// starts and that its last cluster sets back to zero; each cluster takes its first row by
+  /// its index and claims the others one at a time. Null: each cluster takes every clusters-th
+  /// row.
   unsigned* row_claims;
 };
 

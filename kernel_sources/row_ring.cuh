@@ -15,8 +15,8 @@
 // so a cluster that runs ahead takes more of them: on the H100, 7 clusters of 16 given the same
 // 9 rows each finished 5-11 us apart on a 50 us kernel, which lasted until the last (fp32
 // 64x262144: 50.6 us with every 7th row a cluster, 48.1 with claimed rows; 128x262144 97.1 ->
-// 92.2). Rank 0's producer claims each row of its cluster's sequence and sends it to every
-// block's row box.
+// 92.2). Rank 0's producer claims each row of its cluster's sequence after the first and sends it
+// to every block's row box.
 //
 // The consumers are one or two groups of GroupThreads threads, each holding whole rows, the
 // groups taking turns: while one group waits on its row's exchange, the other reduces or writes
@@ -77,68 +77,103 @@ struct RingLayout {
   static_assert(kRingChunks > kChunks, "row_ring: the ring holds a row slice and more");
 };
 
-/// The rows of a cluster's sequence: entry j is claimed by rank 0's producer from the launch's
-/// counter (RowParams::row_claims) and sent to every block's row box, or, without a counter, is
-/// row first + j * clusters. An entry past the last row reads -1.
+/// The rows of a cluster's sequence. Its first `fixed` entries are rows cluster + j * clusters,
+/// as are all of them without a counter; with a counter (RowParams::row_claims), the entries
+/// after those are claimed by rank 0's producer (RowClaimer) and sent to every block's row box.
+/// An entry past the last row reads -1.
+///
+/// With a counter only the first entry is fixed: claims would hand each cluster one of the first
+/// `clusters` rows anyway, and its round trip held up the first load (H100, softmax, us: bf16
+/// 7x262144 8.35-8.45 -> 7.84-7.86, 64x262144 25.8 -> 25.4, fp32 16x262144 15.6 -> 15.1,
+/// 64x262144 48.2 -> 47.7). Fixing as many entries as the ring holds rows set the clusters'
+/// shares at the start instead of at the end (bf16 64x262144 27.7, 128x131072 25.3 -> 29.3).
 struct RowSequence {
   // Entries a block may wait on at once: its producer runs at most a ring (12 chunks, so 12
   // rows) ahead of its consumers, whose rows every block of the cluster has started.
   static constexpr int kBox = 32;
-  unsigned* counter;  // {next row, clusters done claiming}; null for fixed rows
+  unsigned* counter;  // {rows claimed, clusters done claiming}; null: every entry fixed
   long long rows;
-  long long first_row;
+  long long cluster;
   unsigned clusters;
   unsigned rank;
+  long long fixed;
   long long* box;       // [kBox], this block's
   ClusterInbox* inbox;  // [kBox], this block's
 
-  /// Rank 0's producer: claims entries up to j (and, once the rows run out, one end mark for
-  /// each consumer group) and sends them to every block of the cluster.
-  template <int Cluster, int Groups>
-  __device__ __forceinline__ void claim_through(long long j, long long& claimed) const {
-    if (counter == nullptr || rank != 0) return;
-    while (claimed <= j) {
-      const unsigned row = atomicAdd(counter, 1u);
-      if (row < rows) {
-        send<Cluster>(claimed++, row);
+  __device__ __forceinline__ long long fixed_row(long long j) const {
+    const long long row = cluster + j * clusters;
+    return row < rows ? row : -1;
+  }
+  /// Whether this cluster claims entries: with a counter, unless its fixed ones run out first.
+  __device__ __forceinline__ bool claims() const { return counter != nullptr && fixed_row(fixed - 1) >= 0; }
+  /// The clusters that claim: those whose last fixed entry is a row.
+  __device__ __forceinline__ unsigned claiming_clusters() const {
+    const long long past = rows - (fixed - 1) * clusters;
+    return static_cast<unsigned>(past <= 0 ? 0 : past < clusters ? past : clusters);
+  }
+  /// Entry j (waits for it to arrive when it is claimed).
+  __device__ __forceinline__ long long row(long long j) const {
+    if (j < fixed) return fixed_row(j);
+    if (!claims()) return -1;
+    const long long claimed = j - fixed;
+    const int e = static_cast<int>(claimed % kBox);
+    inbox[e].wait(static_cast<unsigned>((claimed / kBox) & 1));
+    return box[e];
+  }
+};
+
+/// Rank 0's producer's claims: each entry after the fixed ones takes the next row from the
+/// counter and is sent to every block of the cluster; once the rows run out, one end mark for
+/// each consumer group. A row is claimed only when the ring has room for it, so that the last
+/// rows go to the clusters that are ahead: asking the counter one entry early, so that its round
+/// trip overlapped the ring's work, cost bf16 64x262144 about 1 us on the H100.
+template <int Cluster, int Groups>
+struct RowClaimer {
+  const RowSequence& sequence;
+  bool claiming;  // this block claims for its cluster
+  long long sent = 0;
+
+  __device__ __forceinline__ explicit RowClaimer(const RowSequence& s)
+      : sequence(s), claiming(s.rank == 0 && s.claims()) {}
+
+  /// Claims and sends entries up to j.
+  __device__ __forceinline__ void claim_through(long long j) {
+    if (!claiming) return;
+    while (sent >= 0 && sequence.fixed + sent <= j) {
+      const long long row = static_cast<long long>(sequence.clusters) * sequence.fixed + atomicAdd(sequence.counter, 1u);
+      if (row < sequence.rows) {
+        send(sent++, row);
         continue;
       }
-      for (int k = 0; k < Groups; ++k) send<Cluster>(claimed++, -1);
-      // The last cluster to run out sets the counters back for the next launch: every cluster
-      // has claimed for the last time.
-      if (atomicAdd(counter + 1, 1u) == clusters - 1) {
-        atomicExch(counter, 0u);
-        atomicExch(counter + 1, 0u);
-      }
-      claimed = 0x7fffffffffffffffLL;
+      for (int k = 0; k < Groups; ++k) send(sent++, -1);
+      sent = -1;  // done claiming
     }
   }
-  /// Entry j (waits for it to arrive when rows are claimed).
-  __device__ __forceinline__ long long row(long long j) const {
-    if (counter == nullptr) {
-      const long long fixed = first_row + j * clusters;
-      return fixed < rows ? fixed : -1;
+
+  /// After the producer's last store: the last cluster done claiming sets the counters back for
+  /// the next launch, since every claiming cluster has then claimed for the last time.
+  __device__ __forceinline__ void finish() const {
+    if (!claiming) return;
+    if (atomicAdd(sequence.counter + 1, 1u) == sequence.claiming_clusters() - 1) {
+      atomicExch(sequence.counter, 0u);
+      atomicExch(sequence.counter + 1, 0u);
     }
-    const int e = static_cast<int>(j % kBox);
-    inbox[e].wait(static_cast<unsigned>((j / kBox) & 1));
-    return box[e];
   }
 
  private:
-  template <int Cluster>
-  __device__ __forceinline__ void send(long long j, long long row) const {
-    const int e = static_cast<int>(j % kBox);
+  __device__ __forceinline__ void send(long long claimed, long long row) const {
+    const int e = static_cast<int>(claimed % RowSequence::kBox);
     if constexpr (Cluster == 1) {
       // No cluster to address (a launch without one may not use cluster instructions).
-      box[e] = row;
-      arrive_local(inbox[e]);
+      sequence.box[e] = row;
+      arrive_local(sequence.inbox[e]);
     } else {
       float2 bits;  // the row's 8 bytes, as st.async sends them
       bits.x = __int_as_float(static_cast<int>(row & 0xffffffffLL));
       bits.y = __int_as_float(static_cast<int>(row >> 32));
       for (unsigned peer = 0; peer < Cluster; ++peer) {
-        announce_bytes(inbox[e], peer, sizeof(long long));
-        send_8_bytes(reinterpret_cast<const float2*>(box), e, peer, bits, inbox[e]);
+        announce_bytes(sequence.inbox[e], peer, sizeof(long long));
+        send_8_bytes(reinterpret_cast<const float2*>(sequence.box), e, peer, bits, sequence.inbox[e]);
       }
     }
   }
@@ -164,11 +199,12 @@ __device__ __forceinline__ void ring_producer(const RowParams& params, const Row
                                               CountBarrier* drained) {
   typedef RingSchedule<Layout> Schedule;
   // The rows of the sequence, asked for in order: chunk g is real while its row is.
-  long long claimed = 0, past_rows = 0x7fffffffffffffffLL, known_j = -1, known_row = -1;
+  RowClaimer<Cluster, Groups> claimer(sequence);
+  long long past_rows = 0x7fffffffffffffffLL, known_j = -1, known_row = -1;
   auto row_of = [&](long long g) {
     const long long j = g / Layout::kChunks;
     if (j != known_j) {
-      sequence.claim_through<Cluster, Groups>(j, claimed);
+      claimer.claim_through(j);
       known_j = j;
       known_row = sequence.row(j);
     }
@@ -201,6 +237,7 @@ __device__ __forceinline__ void ring_producer(const RowParams& params, const Row
       drained[Schedule::slot_of(g)].wait(Schedule::phase_of(g - Layout::kRingChunks));
       load(g);
     }
+    claimer.finish();
   } else {
     for (long long g = 0; real(g); ++g) {
       drained[Schedule::slot_of(g)].wait(Schedule::phase_of(g));
@@ -214,6 +251,7 @@ __device__ __forceinline__ void ring_producer(const RowParams& params, const Row
         load(g - 1 + Layout::kRingChunks);
       }
     }
+    claimer.finish();
     bulk_wait_all();  // shared memory stays until the last store has read it
   }
 }
@@ -280,8 +318,9 @@ row_ring(const RowParams params) {
   // The last slice may end off a 16-byte boundary: its last partial pack goes through ordinary
   // accesses.
   const int bulk_end = slice_cols / kPack * kPack;
+  // Claimed rows after a fixed first one (see RowSequence); without a counter, all fixed.
   const RowSequence sequence{params.row_claims, params.rows, blockIdx.x / Cluster, gridDim.x / Cluster, rank,
-                             row_box, row_inbox};
+                             params.row_claims != nullptr ? 1 : 0x7fffffffffffffffLL, row_box, row_inbox};
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < Layout::kRingChunks; ++s) {
