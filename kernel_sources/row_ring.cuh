@@ -5,9 +5,9 @@
 // hold the current row in registers, reduce it and write it out. Loads go out whole chunks at a
 // time, so the bytes in flight depend on neither registers nor the consumers' progress.
 //
-// Outputs of 4-byte types, and of two consumer groups, go back into their chunk and out by bulk
-// copies; the others are stored from registers and the chunk is freed as soon as it is read
-// (see RingLayout).
+// Outputs of 4-byte types, and of two consumer groups but for 16-bit log-softmax, go back into
+// their chunk and out by bulk copies; the others are stored from registers and the chunk is
+// freed as soon as it is read (see RingLayout).
 // Cluster peers exchange (max, sum) through mbarrier inboxes, so the producer never has to meet
 // the consumers at a cluster barrier.
 //
@@ -36,7 +36,7 @@ namespace kjit {
 /// A block's row slice cut into chunks of at most 32 KB, the Threads consumer threads of a group
 /// (one of Groups) holding packs t, t + Threads, ... of each chunk, and a ring of 192 or 224 KB of
 /// chunks.
-template <int Cols, typename T, int Cluster, int Threads, int Groups>
+template <int Cols, typename T, int Cluster, int Threads, int Groups, int Op>
 struct RingLayout {
   static constexpr int kPack = 16 / static_cast<int>(sizeof(T));  // bulk copies move 16-byte units
   static constexpr int kSliceCols = ((Cols + Cluster - 1) / Cluster + kPack - 1) / kPack * kPack;
@@ -60,7 +60,11 @@ struct RingLayout {
   // 29.0-29.3, 256x262144 93.8 against 95.6-95.8 (64x128256 16.4-16.6 against 16.3-16.4); one
   // group of 512, bf16 512x131072 over clusters of 4, 98.1 from registers against 117.9, and
   // bf16 512x65536 over clusters of 2, 49.5 against 51.5.
-  static constexpr bool kBulkStores = sizeof(T) == 4 || Groups > 1;
+  // 16-bit log-softmax stores from registers in two groups too (H100, us, bulk copies against
+  // registers: bf16 64x128256 18.4-18.6 against 16.4-16.5, 64x151936 19.3-19.4 against
+  // 18.5, 64x262144 28.4 against 27.9-28.1, but 128x131072 over clusters of 8 27.1 against
+  // 28.4-28.5); softmax's outputs, whose exps the groups hold, gain from them.
+  static constexpr bool kBulkStores = sizeof(T) == 4 || (Groups > 1 && Op != kOpLogSoftmax);
   // The ring's bytes, the launch's dynamic shared memory (ring_shape on the host): one block an
   // SM, two row slices or more ahead of the consumers. A chunk of bulk-stored outputs stays taken
   // until its store has read it, so those rings get 224 KB; the others, whose chunks free as
@@ -290,7 +294,7 @@ row_ring(const RowParams params) {
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
   typedef RowMath<Op> Math;
-  typedef RingLayout<Cols, In, Cluster, GroupThreads, Threads / GroupThreads> Layout;
+  typedef RingLayout<Cols, In, Cluster, GroupThreads, Threads / GroupThreads, Op> Layout;
   typedef RingSchedule<Layout> Schedule;
   constexpr int kPack = Layout::kPack;
   constexpr int kChunkPacks = Layout::kChunkPacks;

@@ -423,14 +423,21 @@ TEST_CASE("the ring's chunks are as small as a slice allows, in whole packs for 
   CHECK(two.values_per_thread == 40);
   // Groups of 512 round to 8 KB.
   CHECK(shape(DType::kF32, 151936, 512, 16).chunk_bytes == 24576);
-  // Bulk-stored outputs (4-byte types, two consumer groups) hold their chunk until the store has
-  // read it: a ring of 224 KB, 192 KB for one group of 16-bit values; the launch asks for exactly
-  // that.
+  // Bulk-stored outputs (4-byte types, two consumer groups but for 16-bit log-softmax) hold their
+  // chunk until the store has read it: a ring of 224 KB, 192 KB for 16-bit values stored from
+  // registers; the launch asks for exactly that.
   CHECK(two.ring_bytes == 224 * 1024);
   CHECK(narrow.ring_bytes == 224 * 1024);
   const RingShape one_group = ring_shape({RowOp::kSoftmax, DType::kBF16, DType::kBF16, 512, 131072, 8},
                                          {Algorithm::kRing, 8, 512, 512, 4});
   CHECK(one_group.ring_bytes == 192 * 1024);
+  const KernelConfig two_groups{Algorithm::kRing, 8, 512, 256, 16};
+  CHECK(ring_shape({RowOp::kLogSoftmax, DType::kBF16, DType::kBF16, 64, 262144, 8}, two_groups).ring_bytes ==
+        192 * 1024);
+  CHECK(ring_shape({RowOp::kLogSoftmax, DType::kF32, DType::kF32, 64, 262144, 4},
+                   {Algorithm::kRing, 4, 512, 256, 16}).ring_bytes == 224 * 1024);
+  CHECK(ring_shape({RowOp::kReduceScale, DType::kBF16, DType::kBF16, 64, 262144, 8}, two_groups).ring_bytes ==
+        224 * 1024);
   const RowwiseProblem f32{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 262144, 4};
   CHECK(rowwise_launch_shape(f32, {Algorithm::kRing, 4, 512, 256, 16}, 132).dynamic_smem == 224 * 1024);
   CHECK(why_not_rowwise(f32, nominal_device(90), {Algorithm::kRing, 4, 512, 256, 16}).empty());
