@@ -90,7 +90,8 @@ struct RingLayout {
 /// `clusters` rows anyway, and its round trip held up the first load (H100, softmax, us: bf16
 /// 7x262144 8.35-8.45 -> 7.84-7.86, 64x262144 25.8 -> 25.4, fp32 16x262144 15.6 -> 15.1,
 /// 64x262144 48.2 -> 47.7). Fixing as many entries as the ring holds rows set the clusters'
-/// shares at the start instead of at the end (bf16 64x262144 27.7, 128x131072 25.3 -> 29.3).
+/// shares at the start instead of at the end (bf16 64x262144 26.0 -> 27.7, 128x131072 25.3 ->
+/// 29.3).
 struct RowSequence {
   // Entries a block may wait on at once: its producer runs at most a ring (12 chunks, so 12
   // rows) ahead of its consumers, whose rows every block of the cluster has started.
