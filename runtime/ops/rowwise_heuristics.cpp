@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "kjit/error.hpp"
 #include "runtime/ops/rowwise_kernels.h"
@@ -217,17 +218,30 @@ bool ring_fits(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig
   return ring_within(p, d, ring, max_chunks) && fills_half_the_sms(p, d, ring.cluster);
 }
 
-/// Whether the ring takes fp32 rows few enough for the cluster kernel: rows so wide that the
-/// ring needs clusters of 16, and 16 or more of them (the dispatcher plans a call for the top of
-/// its power-of-two bucket, so calls of 9-32 rows), so that each of the 7 such clusters an H100
-/// holds at once walks two or more, overlapping one row's writes with the next rows' reads; the
-/// cluster kernel takes its rows in rounds of blocks that read, then write. Measured there
-/// (softmax, the tuner's medians, us): fp32 12-32 rows of 151936-262144 columns 0.75-0.96x the
-/// cluster kernel's time (12x151936 9.89 against 10.53, 16x151936 11.97 against 15.20,
-/// 32x262144 28.22 against 35.38). Not 16-bit rows: bf16 32 rows measured 0.81-0.92x, but
-/// 18-28 rows, in the same bucket, 1.05-1.18x at 151936 and 200000 columns.
-bool takes_few_rows(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& ring) {
-  return size_of(p.in_dtype) == 4 && ring.cluster == 16 && p.rows >= 16 && ring_within(p, d, ring, 2);
+/// The ring for rows few enough for the cluster kernel, where it measured ahead of it: the
+/// dispatcher plans a call for the top of its power-of-two bucket, so a rule on planned rows
+/// covers every row count of the bucket. Each of the 7 clusters of 16 an H100 holds at once (or
+/// 16 of 8) then walks two or more rows, overlapping one row's writes with the next rows' reads,
+/// where the cluster kernel takes its rows in rounds of blocks that read, then write.
+///  - fp32: rows so wide that the ring needs clusters of 16, planned as 16 or more (calls of
+///    9-32 rows). Measured (softmax, the tuner's medians, us): 12-32 rows of 151936-262144
+///    columns 0.75-0.96x the cluster kernel's time (12x151936 9.89 against 10.53, 16x151936
+///    11.97 against 15.20, 32x262144 28.22 against 35.38).
+///  - 16-bit: the two consumer groups over slices of one chunk in clusters of 8 or 16 (rows
+///    past 65536 columns), planned as 32 (calls of 17-32 rows). Measured (graph medians, us,
+///    softmax unless named): 32 rows of 70000-262144 columns 0.74-1.00x (32x151936 11.75
+///    against 15.74, 32x262144 16.6 against 21.2, log_softmax 0.77-0.86x); 17-28 rows
+///    0.82-1.03x, but 1.03-1.12x at 17-20 rows of 100000-128256 columns. At 16 rows the ring
+///    was level or behind (0.95-1.25x), at 9-12 rows behind (1.04-1.30x).
+std::optional<KernelConfig> few_rows_ring(const RowwiseProblem& p, const DeviceProps& d) {
+  if (size_of(p.in_dtype) == 4) {
+    const KernelConfig ring = ring_pick(p);
+    if (ring.cluster == 16 && p.rows >= 16 && ring_within(p, d, ring, 2)) return ring;
+    return std::nullopt;
+  }
+  const KernelConfig ring = two_group_ring(p);
+  if (ring.cluster >= 8 && p.rows >= 32 && ring_within(p, d, ring, 1)) return ring;
+  return std::nullopt;
 }
 
 /// Where the ring kernel measured ahead of the other wide-row kernels, or level, on the H100:
@@ -530,7 +544,7 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
   // Few wide rows: spread each row over a cluster's SMs (slices in registers), or most SMs
   // sit idle.
   if (clusters && few_rows && p.cols >= kClusterMinCols) {
-    if (const KernelConfig ring = ring_pick(p); takes_few_rows(p, d, ring)) return ring;
+    if (const std::optional<KernelConfig> ring = few_rows_ring(p, d)) return *ring;
     KernelConfig cluster = fit_cluster(p, d, pack);
     if (why_not_rowwise(p, d, cluster).empty() &&
         fits_registers(p, cluster, cluster_slice(p.cols, pack, cluster.cluster), kMaxHeldRegisters))
