@@ -45,6 +45,7 @@ constexpr std::int64_t kOnlineMinSliceBytes = 16 * 1024;
 constexpr int kRingThreads = 512;
 constexpr int kRingGroupThreads = 256;  // a group of the two-group layout (add_ring_candidate)
 constexpr std::int64_t kRingMaxSliceBytes = 2 * kRingChunkBytes;
+constexpr std::int64_t kFewRowsRingMinRowBytes = 128 * 1024;  // few_rows_ring: rows wider than this
 
 // block_split: the block reductions' static shared memory (rounded up), and rows from this
 // many bytes on, below which a warp or a small block holds the row in registers anyway.
@@ -220,27 +221,26 @@ bool ring_fits(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig
 
 /// The ring for rows few enough for the cluster kernel, where it measured ahead of it: the
 /// dispatcher plans a call for the top of its power-of-two bucket, so a rule on planned rows
-/// covers every row count of the bucket. Each of the 7 clusters of 16 an H100 holds at once (or
-/// 16 of 8) then walks two or more rows, overlapping one row's writes with the next rows' reads,
-/// where the cluster kernel takes its rows in rounds of blocks that read, then write.
-///  - fp32: rows so wide that the ring needs clusters of 16, planned as 16 or more (calls of
-///    9-32 rows). Measured (softmax, the tuner's medians, us): 12-32 rows of 151936-262144
-///    columns 0.75-0.96x the cluster kernel's time (12x151936 9.89 against 10.53, 16x151936
-///    11.97 against 15.20, 32x262144 28.22 against 35.38).
-///  - 16-bit: the two consumer groups over slices of one chunk in clusters of 8 or 16 (rows
-///    past 65536 columns), planned as 32 (calls of 17-32 rows). Measured (graph medians, us,
-///    softmax unless named): 32 rows of 70000-262144 columns 0.74-1.00x (32x151936 11.75
-///    against 15.74, 32x262144 16.6 against 21.2, log_softmax 0.77-0.86x); 17-28 rows
-///    0.82-1.03x, but 1.03-1.12x at 17-20 rows of 100000-128256 columns. At 16 rows the ring
-///    was level or behind (0.95-1.25x), at 9-12 rows behind (1.04-1.30x).
+/// covers every row count of the bucket. The ring's resident clusters then walk two or more rows
+/// each, overlapping one row's writes with the next rows' reads, where the cluster kernel takes
+/// its rows in rounds of blocks that read, then write. Over fp32 rows the ring's pick (two
+/// groups, slices of up to two chunks), over 16-bit rows its two groups over slices of one chunk:
+///  - rows wider than 128 KB (16-bit past 65536 columns, fp32 past 32768), planned as 32 (calls
+///    of 17-32 rows). Measured on the H100 (graph medians, us, softmax unless named): 32 rows
+///    0.74-1.00x the cluster kernel's time (bf16 32x151936 11.75 against 15.75, 32x262144 16.6
+///    against 21.2; fp32 32x131072 14.6 against 19.7, 32x40000 7.9 against 9.8; log_softmax
+///    0.73-1.01x); 17-28 rows 0.78-1.04x, but 1.03-1.14x at 17-20 rows of bf16 100000-128256
+///    and fp32 65536 columns.
+///  - fp32 rows so wide that the ring needs clusters of 16, planned as 16 or more (calls of 9-32
+///    rows): 12-32 rows of 151936-262144 columns 0.75-0.96x (the tuner's medians; 16x151936
+///    11.97 against 15.20). 16-bit rows planned as 16 keep the cluster kernel: the ring 0.95-1.25x
+///    at 16 rows, 1.04-1.30x at 9-12.
 std::optional<KernelConfig> few_rows_ring(const RowwiseProblem& p, const DeviceProps& d) {
-  if (size_of(p.in_dtype) == 4) {
-    const KernelConfig ring = ring_pick(p);
-    if (ring.cluster == 16 && p.rows >= 16 && ring_within(p, d, ring, 2)) return ring;
-    return std::nullopt;
-  }
-  const KernelConfig ring = two_group_ring(p);
-  if (ring.cluster >= 8 && p.rows >= 32 && ring_within(p, d, ring, 1)) return ring;
+  const bool fp32 = size_of(p.in_dtype) == 4;
+  const KernelConfig ring = fp32 ? ring_pick(p) : two_group_ring(p);
+  if (!ring_within(p, d, ring, fp32 ? 2 : 1)) return std::nullopt;
+  if (p.rows >= 32 && p.cols * size_of(p.in_dtype) > kFewRowsRingMinRowBytes) return ring;
+  if (fp32 && ring.cluster == 16 && p.rows >= 16) return ring;
   return std::nullopt;
 }
 

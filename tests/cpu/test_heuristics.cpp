@@ -377,11 +377,11 @@ TEST_CASE("fp32 rows planned as 16-33 and too wide for clusters of 8 take the ri
     CHECK(chosen(DType::kF32, 33, cols) == KernelConfig{Algorithm::kRing, 4, 512, 256, 16});
     CHECK(chosen(DType::kF32, 15, cols).algorithm == Algorithm::kCluster);
   }
-  // Rows the ring takes over clusters of 8 stay with the cluster kernel.
-  CHECK(chosen(DType::kF32, 32, 131072).algorithm == Algorithm::kCluster);
+  // Rows the ring takes over clusters of 8 stay with the cluster kernel when planned as 16.
+  CHECK(chosen(DType::kF32, 16, 131072).algorithm == Algorithm::kCluster);
 }
 
-TEST_CASE("16-bit rows planned as 32-33 and past 65536 columns take the ring's two groups") {
+TEST_CASE("rows of more than 128 KB planned as 32-33 take the ring") {
   for (DType dtype : {DType::kBF16, DType::kF16})
     for (std::int64_t cols : {151936, 200000, 262144}) {
       CAPTURE(cols);
@@ -389,12 +389,16 @@ TEST_CASE("16-bit rows planned as 32-33 and past 65536 columns take the ring's t
       CHECK(chosen(dtype, 33, cols) == KernelConfig{Algorithm::kRing, 8, 512, 256, 16});
       CHECK(chosen(dtype, 16, cols).algorithm == Algorithm::kCluster);
     }
-  // Clusters of 8 from 65537 columns; up to 65536 the slices fit clusters of 4 and the cluster
-  // kernel keeps them.
+  // 16-bit: the two groups over slices of one chunk, clusters of 8 from 65537 columns; up to
+  // 65536 (128 KB) the cluster kernel keeps them.
   CHECK(chosen(DType::kBF16, 32, 65537) == KernelConfig{Algorithm::kRing, 8, 512, 256, 8});
   CHECK(chosen(DType::kBF16, 32, 128256) == KernelConfig{Algorithm::kRing, 8, 512, 256, 8});
   CHECK(chosen(DType::kBF16, 32, 65536).algorithm == Algorithm::kCluster);
-  // Not past 16 slices of one chunk, nor where outputs cannot go over inputs.
+  // fp32: the ring's pick, slices of up to two chunks, from 32769 columns.
+  CHECK(chosen(DType::kF32, 32, 32769) == KernelConfig{Algorithm::kRing, 4, 512, 256, 4});
+  CHECK(chosen(DType::kF32, 32, 131072) == KernelConfig{Algorithm::kRing, 4, 512, 256, 8});
+  CHECK(chosen(DType::kF32, 32, 32768).algorithm == Algorithm::kCluster);
+  // Not past 16 slices of one chunk (16-bit), nor where outputs cannot go over inputs.
   CHECK(chosen(DType::kBF16, 32, 262147).algorithm == Algorithm::kCluster);
   const RowwiseProblem mixed{RowOp::kSoftmax, DType::kBF16, DType::kF32, 32, 262144, 8};
   CHECK(choose_rowwise_config(mixed, nominal_device(90)).algorithm != Algorithm::kRing);
