@@ -81,10 +81,10 @@ struct RingLayout {
   static_assert(kRingChunks > kChunks, "row_ring: the ring holds a row slice and more");
 };
 
-/// The rows of a cluster's sequence. Its first `fixed` entries are rows cluster + j * clusters,
-/// as are all of them without a counter; with a counter (RowParams::row_claims), the entries
-/// after those are claimed by rank 0's producer (RowClaimer) and sent to every block's row box.
-/// An entry past the last row reads -1.
+/// The rows of a cluster's sequence. Without a counter every entry j is row cluster + j *
+/// clusters; with a counter (RowParams::row_claims) only the first is (row `cluster`), and the
+/// entries after it are claimed by rank 0's producer (RowClaimer) and sent to every block's row
+/// box. An entry past the last row reads -1.
 ///
 /// With a counter only the first entry is fixed: claims would hand each cluster one of the first
 /// `clusters` rows anyway, and its round trip held up the first load (H100, softmax, us: bf16
@@ -96,12 +96,11 @@ struct RowSequence {
   // Entries a block may wait on at once: its producer runs at most a ring (12 chunks, so 12
   // rows) ahead of its consumers, whose rows every block of the cluster has started.
   static constexpr int kBox = 32;
-  unsigned* counter;  // {rows claimed, clusters done claiming}; null: every entry fixed
+  unsigned* counter;  // {rows claimed past the first `clusters`, clusters done claiming}; or null
   long long rows;
   long long cluster;
   unsigned clusters;
   unsigned rank;
-  long long fixed;
   long long* box;       // [kBox], this block's
   ClusterInbox* inbox;  // [kBox], this block's
 
@@ -109,25 +108,24 @@ struct RowSequence {
     const long long row = cluster + j * clusters;
     return row < rows ? row : -1;
   }
-  /// Whether this cluster claims entries: with a counter, unless its fixed ones run out first.
-  __device__ __forceinline__ bool claims() const { return counter != nullptr && fixed_row(fixed - 1) >= 0; }
-  /// The clusters that claim: those whose last fixed entry is a row.
+  /// Whether this cluster claims entries: with a counter, when its first row is a row.
+  __device__ __forceinline__ bool claims() const { return counter != nullptr && cluster < rows; }
+  /// The clusters that claim: those with a first row.
   __device__ __forceinline__ unsigned claiming_clusters() const {
-    const long long past = rows - (fixed - 1) * clusters;
-    return static_cast<unsigned>(past <= 0 ? 0 : past < clusters ? past : clusters);
+    return static_cast<unsigned>(rows < clusters ? rows : clusters);
   }
   /// Entry j (waits for it to arrive when it is claimed).
   __device__ __forceinline__ long long row(long long j) const {
-    if (j < fixed) return fixed_row(j);
+    if (counter == nullptr || j == 0) return fixed_row(j);
     if (!claims()) return -1;
-    const long long claimed = j - fixed;
+    const long long claimed = j - 1;
     const int e = static_cast<int>(claimed % kBox);
     inbox[e].wait(static_cast<unsigned>((claimed / kBox) & 1));
     return box[e];
   }
 };
 
-/// Rank 0's producer's claims: each entry after the fixed ones takes the next row from the
+/// Rank 0's producer's claims: each entry after the first takes the next row from the
 /// counter and is sent to every block of the cluster; once the rows run out, one end mark for
 /// each consumer group. A row is claimed only when the ring has room for it, so that the last
 /// rows go to the clusters that are ahead: asking the counter one entry early, so that its round
@@ -144,8 +142,8 @@ struct RowClaimer {
   /// Claims and sends entries up to j.
   __device__ __forceinline__ void claim_through(long long j) {
     if (!claiming) return;
-    while (sent >= 0 && sequence.fixed + sent <= j) {
-      const long long row = static_cast<long long>(sequence.clusters) * sequence.fixed + atomicAdd(sequence.counter, 1u);
+    while (sent >= 0 && sent < j) {  // entries 1 to j; entry 0 is fixed
+      const long long row = static_cast<long long>(sequence.clusters) + atomicAdd(sequence.counter, 1u);
       if (row < sequence.rows) {
         send(sent++, row);
         continue;
@@ -325,7 +323,7 @@ row_ring(const RowParams params) {
   const int bulk_end = slice_cols / kPack * kPack;
   // Claimed rows after a fixed first one (see RowSequence); without a counter, all fixed.
   const RowSequence sequence{params.row_claims, params.rows, blockIdx.x / Cluster, gridDim.x / Cluster, rank,
-                             params.row_claims != nullptr ? 1 : 0x7fffffffffffffffLL, row_box, row_inbox};
+                             row_box, row_inbox};
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < Layout::kRingChunks; ++s) {
