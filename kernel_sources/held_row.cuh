@@ -65,11 +65,18 @@ struct HeldRow {
   typedef RowMath<Op> Math;
   typedef In Input;
   static constexpr int kPacks = Packs, kPackSize = PackSize;
+  static constexpr bool kHoldsWords = false;
   static constexpr int kRegisters = Packs * PackSize;
   float v[Packs][PackSize];
 
   __device__ __forceinline__ void load(int p, const In* row, int col, int cols) {
     load_pack<In, PackSize>(row, col, cols, Math::first_identity(), v[p]);
+  }
+  /// Pack p from a whole pack in shared memory.
+  __device__ __forceinline__ void take(int p, const Pack<In, PackSize>* source) {
+    const Pack<In, PackSize> raw = *source;
+#pragma unroll
+    for (int i = 0; i < PackSize; ++i) v[p][i] = to_float(raw.v[i]);
   }
   /// The thread's max (softmax family) or max |x| (reduce_scale).
   __device__ __forceinline__ float own_first() const {
@@ -84,6 +91,13 @@ struct HeldRow {
   __device__ __forceinline__ float own_sum(float reference_max) { return Math::own_sum(v, reference_max); }
   /// Writes pack p at column `col` of a row of `cols` (first, finished: the row's; factor:
   /// own_factor against the max own_sum was given).
+  /// The outputs of pack p (first, finished: the row's; factor: own_factor against the max
+  /// own_sum was given).
+  __device__ __forceinline__ void outputs(int p, float first, float finished, float factor,
+                                          float (&o)[PackSize]) const {
+#pragma unroll
+    for (int i = 0; i < PackSize; ++i) o[i] = held_output<Op>(v[p][i], first, finished, factor);
+  }
   template <typename Out>
   __device__ __forceinline__ void store(int p, Out* row, int col, int cols, float first, float finished,
                                         float factor) const {
@@ -151,12 +165,19 @@ struct HeldRow<Op, In, Packs, PackSize, true> {
   typedef RowMath<Op> Math;
   typedef In Input;
   static constexpr int kPacks = Packs, kPackSize = PackSize;
+  static constexpr bool kHoldsWords = true;
   static constexpr int kWords = WordPack<In, PackSize>::kWords;
   static constexpr int kRegisters = Packs * kWords;
   WordPack<In, PackSize> packs[Packs];
 
   __device__ __forceinline__ void load(int p, const In* row, int col, int cols) {
     packs[p] = load_word_pack<In, PackSize>(row, col, cols, from_float<In>(Math::first_identity()));
+  }
+  /// Pack p from a whole 16-byte pack in shared memory.
+  __device__ __forceinline__ void take(int p, const Pack<In, PackSize>* source) {
+    static_assert(kWords == 4, "HeldRow::take: 16-byte packs");
+    const uint4 q = *reinterpret_cast<const uint4*>(source);
+    packs[p].w[0] = q.x, packs[p].w[1] = q.y, packs[p].w[2] = q.z, packs[p].w[3] = q.w;
   }
   __device__ __forceinline__ float own_first() {
     unsigned acc = Math::kTwoStats ? packs[0].w[0] : 0u;  // 0: |x| starts at +0 in both halves
@@ -180,12 +201,15 @@ struct HeldRow<Op, In, Packs, PackSize, true> {
     forget_floats();
     return sum;
   }
-  template <typename Out>
-  __device__ __forceinline__ void store(int p, Out* row, int col, int cols, float first, float finished,
-                                        float) const {
-    float o[PackSize];
+  __device__ __forceinline__ void outputs(int p, float first, float finished, float, float (&o)[PackSize]) const {
 #pragma unroll
     for (int i = 0; i < PackSize; ++i) o[i] = Math::apply(packs[p].at(i), first, finished);
+  }
+  template <typename Out>
+  __device__ __forceinline__ void store(int p, Out* row, int col, int cols, float first, float finished,
+                                        float factor) const {
+    float o[PackSize];
+    outputs(p, first, finished, factor, o);
     store_pack<Out, PackSize>(row, col, cols, o);
   }
 

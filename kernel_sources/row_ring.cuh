@@ -28,6 +28,7 @@
 #include "cluster_inbox.cuh"
 #include "consumer_reduce.cuh"
 #include "grid_dependency.cuh"
+#include "held_row.cuh"
 #include "pack.cuh"
 #include "row_math.cuh"
 
@@ -77,7 +78,14 @@ struct RingLayout {
 
   static_assert(kChunkPacks * Threads * 16 == kChunkBytes, "row_ring: threads must divide a chunk's packs");
   static_assert((Cluster - 1) * kSliceCols < Cols, "row_ring: a cluster block would get no columns");
-  static_assert(kValues <= 64, "row_ring: at most 64 values per thread");
+  // 16-bit values held as their loaded words, two to a register (HeldRow): log-softmax's always,
+  // since its outputs take no exponential (H100, us, words against floats: bf16 64x262144
+  // 26.1-26.3 against 28.3-28.5, 64x128256 14.7 against 16.8-17.0, 64x151936 17.3 against
+  // 19.8-20.0); softmax's only past 64 values a thread, since each output then takes a second
+  // exponential (64x262144 over clusters of 16: 27.3 against 25.5). Past 64 values, as over
+  // clusters of 8 at 262144 columns, nothing measured faster than the clusters of 16 (28.7 us).
+  static constexpr bool kWords = sizeof(T) == 2 && (kValues > 64 || Op == kOpLogSoftmax);
+  static_assert(kValues <= (kWords ? 128 : 64), "row_ring: at most 64 registers of values a thread");
   static_assert(kRingChunks > kChunks, "row_ring: the ring holds a row slice and more");
 };
 
@@ -277,14 +285,31 @@ __device__ __forceinline__ OnlineStats exchange_row_stats(OnlineStats mine, int 
     send_8_bytes(&values[set][0], static_cast<int>(rank), t, pair, inbox[set]);
   }
   inbox[set].wait(static_cast<unsigned>((j / Sets) & 1));
-  const unsigned lane = threadIdx.x % 32;
+  // Lanes in segments of the smallest power of two that holds the cluster, each segment
+  // merging every peer's pair.
+  constexpr int kWidth = Cluster <= 2 ? 2 : Cluster <= 4 ? 4 : Cluster <= 8 ? 8 : 16;
+  const unsigned peer = threadIdx.x % kWidth;
   if constexpr (TwoStats) {
-    OnlineStats peer = lane < Cluster ? OnlineStats{values[set][lane].x, values[set][lane].y} : OnlineStats::empty();
-    return warp_merge<32>(peer);
+    return warp_merge<kWidth>(peer < Cluster ? OnlineStats{values[set][peer].x, values[set][peer].y}
+                                             : OnlineStats::empty());
   } else {
-    const float peer = lane < Cluster ? values[set][lane].x : FirstOp::identity();
-    return {warp_all_reduce<32>(peer, FirstOp()), 0.0f};
+    return {warp_all_reduce<kWidth>(peer < Cluster ? values[set][peer].x : FirstOp::identity(), FirstOp()), 0.0f};
   }
+}
+
+/// The first statistic of one pack (max, or max |x|), folded as a tree, so that a thread's
+/// chain of dependent steps to its row's statistic grows by a pack's depth, not its size.
+template <typename Math, int N>
+__device__ __forceinline__ float pack_first(const float (&x)[N]) {
+  static_assert((N & (N - 1)) == 0, "pack_first: a power-of-two pack");
+  float t[N];
+#pragma unroll
+  for (int i = 0; i < N; ++i) t[i] = Math::first_term(x[i]);
+#pragma unroll
+  for (int width = N / 2; width > 0; width /= 2)
+#pragma unroll
+    for (int i = 0; i < width; ++i) t[i] = typename Math::FirstOp()(t[i], t[i + width]);
+  return t[0];
 }
 
 template <int Op, typename IoTypes, int Cols, int Threads, int Cluster, int GroupThreads>
@@ -303,6 +328,7 @@ row_ring(const RowParams params) {
   static_assert(Cluster >= 1 && Cluster <= 16, "row_ring: 1..16 blocks per row");
   constexpr int kGroups = Threads / GroupThreads;
   constexpr int kSets = 2 * kGroups;  // inbox sets (see exchange_row_stats)
+  typedef HeldRow<Op, In, Layout::kChunks * kChunkPacks, kPack, Layout::kWords> Held;
 
   extern __shared__ __align__(128) unsigned char smem_raw[];
   In* ring = reinterpret_cast<In*>(smem_raw);
@@ -363,7 +389,7 @@ row_ring(const RowParams params) {
     auto column = [&](int p) { return (p / kChunkPacks) * Layout::kChunkCols + ((p % kChunkPacks) * GroupThreads + t) * kPack; };
     auto chunk_packs = [&](int k) { return ring + Schedule::slot_of(g0 + k) * Layout::kChunkCols; };
 
-    float v[Layout::kChunks * kChunkPacks][kPack];
+    Held held;
     float first = Math::first_identity();
 #pragma unroll
     for (int k = 0; k < Layout::kChunks; ++k) {
@@ -372,27 +398,23 @@ row_ring(const RowParams params) {
 #pragma unroll
       for (int q = 0; q < kChunkPacks; ++q) {
         const int p = k * kChunkPacks + q;
-        if (column(p) < bulk_end) {
-          const Pack<In, kPack> raw = packs[q * GroupThreads + t];
-#pragma unroll
-          for (int i = 0; i < kPack; ++i) v[p][i] = to_float(raw.v[i]);
-        } else {
-          load_pack<In, kPack>(in, column(p), slice_cols, Math::first_identity(), v[p]);
-        }
-#pragma unroll
-        for (int i = 0; i < kPack; ++i) first = typename Math::FirstOp()(first, Math::first_term(v[p][i]));
+        if (column(p) < bulk_end) held.take(p, packs + q * GroupThreads + t);
+        else held.load(p, in, column(p), slice_cols);
+        if constexpr (!Held::kHoldsWords) first = typename Math::FirstOp()(first, pack_first<Math>(held.v[p]));
       }
       if constexpr (!Layout::kBulkStores) {
         __syncwarp();
         if (lane == 0) drained[Schedule::slot_of(g0 + k)].arrive();
       }
     }
+    if constexpr (Held::kHoldsWords) first = held.own_first();
 
     float finished = 0.0f, factor = 0.0f;
     if constexpr (Math::kTwoStats) {
       // Each thread's sum against its own max, then one exchange of (max, sum) pairs.
       const float own_max = first;
-      OnlineStats stats = consumer_merge<GroupThreads>(OnlineStats{own_max, Math::own_sum(v, own_max)}, scratch, group);
+      OnlineStats stats =
+          consumer_merge<GroupThreads>(OnlineStats{own_max, held.own_sum(own_max)}, scratch, group, j / kGroups);
       if constexpr (Cluster > 1)
         stats = exchange_row_stats<Cluster, kSets, true, MaxOp>(stats, static_cast<int>(j), rank, t, inbox, peer_stats);
       first = stats.max;
@@ -412,8 +434,7 @@ row_ring(const RowParams params) {
       for (int q = 0; q < kChunkPacks; ++q) {
         const int p = k * kChunkPacks + q;
         float o[kPack];
-#pragma unroll
-        for (int i = 0; i < kPack; ++i) o[i] = held_output<Op>(v[p][i], first, finished, factor);
+        held.outputs(p, first, finished, factor, o);
         if (!Layout::kBulkStores || column(p) >= bulk_end) {
           if (column(p) < slice_cols) store_pack_words<Out, kPack>(out, column(p), slice_cols, o);
         } else {

@@ -417,8 +417,11 @@ std::string why_not_ring(const RowwiseProblem& p, const DeviceProps& d, const Ke
   const RingShape shape = ring_shape(p, c);
   if ((c.cluster - 1) * shape.slice_cols >= p.cols)
     return "ring: too many blocks per row for " + std::to_string(p.cols) + " columns";
-  if (shape.values_per_thread > kHardMaxHeldRegisters)
-    return "ring: more than 64 values per thread (" + std::to_string(shape.values_per_thread) + ")";
+  // 16-bit values beyond 64 a thread are held two to a register (row_ring.cuh).
+  const int max_values = size_of(p.in_dtype) == 2 ? 2 * kHardMaxHeldRegisters : kHardMaxHeldRegisters;
+  if (shape.values_per_thread > max_values)
+    return "ring: more than " + std::to_string(max_values) + " values per thread (" +
+           std::to_string(shape.values_per_thread) + ")";
   if (shape.ring_bytes + kSmemReserve > d.max_smem_per_block)
     return "ring: the ring needs " + std::to_string(shape.ring_bytes) +
            " bytes of shared memory; the device has " + std::to_string(d.max_smem_per_block);

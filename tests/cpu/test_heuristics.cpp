@@ -322,6 +322,10 @@ TEST_CASE("why_not_rowwise explains invalid ring configs") {
   CHECK(why_not_rowwise(p, h100, {Algorithm::kRing, 4, 768, 256, 16}).find("group") != std::string::npos);
   CHECK(why_not_rowwise(p, h100, {Algorithm::kRing, 4, 1024, 512, 16}).find("1024") != std::string::npos);
   CHECK(why_not_rowwise(p, h100, {Algorithm::kRing, 4, 512, 256, 8}).find("64 values") != std::string::npos);
+  // 16-bit values beyond 64 a thread are held two to a register, up to 128.
+  const RowwiseProblem half{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 64, 262144, 8};
+  CHECK(why_not_rowwise(half, h100, {Algorithm::kRing, 8, 512, 256, 8}) == "");
+  CHECK(why_not_rowwise(half, h100, {Algorithm::kRing, 8, 512, 256, 4}).find("128 values") != std::string::npos);
   CHECK(why_not_rowwise(p, nominal_device(80), {Algorithm::kRing, 4, 512, 512, 16}).find("sm_90") != std::string::npos);
   const RowwiseProblem mixed{RowOp::kSoftmax, DType::kBF16, DType::kF32, 64, 65536, 4};
   CHECK(why_not_rowwise(mixed, h100, {Algorithm::kRing, 4, 512, 512, 2}) != "");
