@@ -89,8 +89,6 @@ struct HeldRow {
   }
   /// Sum of exp(x - reference_max) over the thread's values (softmax family).
   __device__ __forceinline__ float own_sum(float reference_max) { return Math::own_sum(v, reference_max); }
-  /// Writes pack p at column `col` of a row of `cols` (first, finished: the row's; factor:
-  /// own_factor against the max own_sum was given).
   /// The outputs of pack p (first, finished: the row's; factor: own_factor against the max
   /// own_sum was given).
   __device__ __forceinline__ void outputs(int p, float first, float finished, float factor,
@@ -98,6 +96,7 @@ struct HeldRow {
 #pragma unroll
     for (int i = 0; i < PackSize; ++i) o[i] = held_output<Op>(v[p][i], first, finished, factor);
   }
+  /// Writes pack p at column `col` of a row of `cols` (first, finished, factor: as `outputs`).
   template <typename Out>
   __device__ __forceinline__ void store(int p, Out* row, int col, int cols, float first, float finished,
                                         float factor) const {

@@ -84,6 +84,7 @@ struct RingLayout {
   // 19.8-20.0); softmax's only past 64 values a thread, since each output then takes a second
   // exponential (64x262144 over clusters of 16: 27.3 against 25.5). Past 64 values, as over
   // clusters of 8 at 262144 columns, nothing measured faster than the clusters of 16 (28.7 us).
+  // reduce_scale, whose outputs take no exponential either, keeps floats: not measured.
   static constexpr bool kWords = sizeof(T) == 2 && (kValues > 64 || Op == kOpLogSoftmax);
   static_assert(kValues <= (kWords ? 128 : 64), "row_ring: at most 64 registers of values a thread");
   static_assert(kRingChunks > kChunks, "row_ring: the ring holds a row slice and more");
