@@ -675,6 +675,12 @@ void add_stream_candidates(const RowwiseProblem& p, int pack, std::vector<Kernel
 /// cluster kernel that tuning picked before). Where the cluster kernel is the pick (rows no more
 /// than a quarter of the SMs) the ring is only a candidate: bf16 32x262144 17.1 against 24.7,
 /// but 32x131072 15.4 against 11.9.
+///
+/// Where the two groups need clusters of 16, clusters of 15 and 14 whose slices still fit one
+/// chunk are candidates too: an H100 holds 8 of them where it holds 7 of 16, and each width fills
+/// its chunks differently, so which wins depends on the width (softmax, 64 rows, us, 16 / 15 /
+/// 14 blocks: bf16 180000 20.5 / 18.9 / 20.2, 200000 22.4 / 22.5 / 20.7, 151936 17.9 / 18.0 /
+/// 18.4, 229376 21.3 / 23.2 / 23.3).
 void add_ring_candidate(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
   const std::int64_t row_bytes = p.cols * size_of(p.in_dtype);
   if (row_bytes < kOnlineMinRowBytes) return;
@@ -684,8 +690,15 @@ void add_ring_candidate(const RowwiseProblem& p, const DeviceProps& d, std::vect
     out.push_back(ring);  // one group, where the pick has two
   }
   if (size_of(p.in_dtype) != 2 || p.rows > 2 * std::int64_t{d.sm_count}) return;
-  if (const KernelConfig two_groups = two_group_ring(p); fills_half_the_sms(p, d, two_groups.cluster))
-    out.push_back(two_groups);
+  const KernelConfig two_groups = two_group_ring(p);
+  if (!fills_half_the_sms(p, d, two_groups.cluster)) return;
+  out.push_back(two_groups);
+  if (two_groups.cluster != 16) return;
+  for (int cluster : {15, 14}) {
+    KernelConfig narrower = two_groups;
+    narrower.cluster = cluster;
+    if (ring_within(p, d, narrower, 1)) out.push_back(narrower);
+  }
 }
 
 /// block_split at the two thread counts that keep the most threads resident (fit_split), for

@@ -360,6 +360,26 @@ TEST_CASE("the ring kernel takes wide rows where it measured ahead on the H100")
   CHECK(choose_rowwise_config(mixed, h100).algorithm != Algorithm::kRing);
 }
 
+TEST_CASE("16-bit rows whose two ring groups need clusters of 16 also try 15 and 14 blocks") {
+  const DeviceProps h100 = nominal_device(90);
+  auto ring_clusters = [&](std::int64_t rows, std::int64_t cols) {
+    std::vector<int> clusters;
+    for (const KernelConfig& c : rowwise_candidates({RowOp::kSoftmax, DType::kBF16, DType::kBF16, rows, cols, 8}, h100))
+      if (c.algorithm == Algorithm::kRing && c.group == 256 && c.threads == 512) clusters.push_back(c.cluster);
+    return clusters;
+  };
+  CHECK(ring_clusters(64, 200000) == std::vector<int>{16, 15, 14});
+  CHECK(ring_clusters(128, 131073) == std::vector<int>{16, 15, 14});
+  // Only while the slices stay one chunk: 14 blocks hold up to 229376 columns, 15 up to 245760.
+  CHECK(ring_clusters(64, 229376) == std::vector<int>{16, 15, 14});
+  CHECK(ring_clusters(64, 229377) == std::vector<int>{16, 15});
+  CHECK(ring_clusters(64, 262144) == std::vector<int>{16});
+  // Rows that clusters of 8 hold keep to them.
+  CHECK(ring_clusters(64, 131072) == std::vector<int>{8});
+  // The heuristic's pick stays the clusters of 16.
+  CHECK(chosen(DType::kBF16, 64, 200000) == KernelConfig{Algorithm::kRing, 8, 512, 256, 16});
+}
+
 TEST_CASE("few wide rows take clusters of 16 only while the rows fit one round of them") {
   // An H100 holds 7 clusters of 16 at once: up to 7 rows they fill the device in one round.
   for (DType dtype : {DType::kF32, DType::kBF16})
@@ -539,7 +559,8 @@ TEST_CASE("problems in one bucket share a dispatch key") {
 TEST_CASE("candidate spaces stay small enough to tune a shape in about a second") {
   const DeviceProps h100 = nominal_device(90);
   const std::int64_t shapes[][2] = {{65536, 128}, {16384, 1024}, {8192, 4096}, {2048, 16384},
-                                    {1024, 32000}, {512, 65536}, {64, 262144}, {1, 128256}};
+                                    {1024, 32000}, {512, 65536}, {64, 262144}, {1, 128256},
+                                    {64, 131073},  {256, 200000}};
   for (DType dtype : {DType::kF32, DType::kBF16})
     for (const auto& shape : shapes) {
       const RowwiseProblem p{RowOp::kSoftmax, dtype, dtype, shape[0], shape[1], 16 / size_of(dtype)};

@@ -200,14 +200,14 @@ std::vector<KernelConfig> online_layouts(int pack) {
 
 // The ring kernel at every cluster size with 512 consumer threads (one, two and four chunks a
 // slice), with 256 at one block and sixteen a row, and as two groups of 256 taking turns over
-// the rows (at one, two, four and sixteen blocks a row; with one row, the second group has none;
-// at two, 16-bit rows of 50256 columns hold 112 values a thread, as words).
+// the rows (at one, two, four, fourteen and sixteen blocks a row; with one row, the second group
+// has none; at two, 16-bit rows of 50256 columns hold 112 values a thread, as words).
 std::vector<KernelConfig> ring_layouts(DType dtype) {
   const int pack = 16 / size_of(dtype);
   std::vector<KernelConfig> layouts;
   for (int cluster : {1, 2, 4, 8, 16}) layouts.push_back({Algorithm::kRing, pack, 512, 512, cluster});
   for (int cluster : {1, 16}) layouts.push_back({Algorithm::kRing, pack, 256, 256, cluster});
-  for (int cluster : {1, 2, 4, 16}) layouts.push_back({Algorithm::kRing, pack, 512, 256, cluster});
+  for (int cluster : {1, 2, 4, 14, 16}) layouts.push_back({Algorithm::kRing, pack, 512, 256, cluster});
   return layouts;
 }
 
