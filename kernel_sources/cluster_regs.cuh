@@ -60,7 +60,7 @@ cluster_regs(const RowParams params) {
     if constexpr (Math::kTwoStats) {
       // One exchange: each thread's (max, sum) against its own max, merged over the cluster.
       const float own_max = first;
-      OnlineStats row_stats = block_merge<BlockThreads>(OnlineStats{own_max, held.own_sum(own_max)});
+      OnlineStats row_stats = block_merge_once<BlockThreads>(OnlineStats{own_max, held.own_sum(own_max)}, parity);
       row_stats = cluster_merge<ClusterBlocks>(row_stats, slots, parity);
       first = row_stats.max;
       finished = Math::finish(row_stats.sum);

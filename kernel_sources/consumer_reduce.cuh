@@ -24,10 +24,10 @@ struct ConsumerSync {
   __device__ __forceinline__ void operator()() const { consumer_sync<Threads>(group); }
 };
 
-/// Shared memory of the consumer reductions: two sets of warp partials for consumer_merge.
+/// Shared memory of the consumer reductions.
 template <int Threads>
 struct ConsumerScratch {
-  OnlineStats stats[2][Threads / 32];
+  AlternatingWarpStats<Threads> stats;
   WarpPartials<Threads> values;
 };
 
@@ -37,22 +37,12 @@ __device__ __forceinline__ float consumer_all_reduce(float v, Op op, ConsumerScr
   return warps_all_reduce<Threads>(v, op, scratch.values, ConsumerSync<Threads>{group});
 }
 
-/// Merges (max, sum) pairs over the threads of consumer group `group` with one barrier: every
-/// warp merges all the warps' pairs itself, where one warp merging them and a second barrier to
-/// hand on its result lengthened each row's path to its exchange. Calls alternate between the
-/// two sets of pairs (`call`: the group's count of calls): a warp reaches the next call of the
-/// same set only past the barrier of the call between, which every warp reaches after reading.
+/// Merges (max, sum) pairs over the threads of consumer group `group` with one barrier
+/// (warps_merge_once; `call`: the group's count of calls).
 template <int Threads>
 __device__ __forceinline__ OnlineStats consumer_merge(OnlineStats s, ConsumerScratch<Threads>& scratch, int group,
                                                       long long call) {
-  constexpr int kWarps = Threads / 32;
-  static_assert(kWarps >= 2 && (kWarps & (kWarps - 1)) == 0, "consumer_merge: 2, 4, 8 or 16 warps");
-  s = warp_merge<32>(s);
-  OnlineStats(&pairs)[kWarps] = scratch.stats[call & 1];
-  const int lane = threadIdx.x % 32;
-  if (lane == 0) pairs[(threadIdx.x % Threads) / 32] = s;
-  consumer_sync<Threads>(group);
-  return warp_merge<kWarps>(pairs[lane % kWarps]);
+  return warps_merge_once<Threads>(s, scratch.stats, call, ConsumerSync<Threads>{group});
 }
 
 }  // namespace kjit
