@@ -113,7 +113,8 @@ __device__ __forceinline__ OnlineStats warp_merge(OnlineStats s) {
     max = fmaxf(max, __shfl_xor_sync(0xffffffffu, max, offset, Width));
   float sum = OnlineStats::scaled(s.sum, s.max, max);
 #pragma unroll
-  for (int offset = Width / 2; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset, Width);
+  for (int offset = Width / 2; offset > 0; offset /= 2)
+    sum += __shfl_xor_sync(0xffffffffu, sum, offset, Width);
   return {max, sum};
 }
 
@@ -161,9 +162,10 @@ struct AlternatingWarpStats {
 /// Merges OnlineStats over Threads consecutive threads that meet at `sync()`, with one barrier:
 /// every warp merges all the warps' pairs itself, where one warp merging them and a second
 /// barrier to hand on its result lengthened a row's way to its output (H100: the ring's bf16
-/// 64x128256 15.25 -> 14.8 us; cluster_regs over 1-8 rows 1-7% faster, bf16 1x32000 3.65 -> 3.43). Calls alternate between the two sets (`call`: the caller's count
-/// of calls on these `sets`): a warp reaches the next call on the same set only past the barrier
-/// of the call between, which every warp reaches after reading.
+/// 64x128256 15.25 -> 14.8 us; cluster_regs over 1-8 rows 1-7% faster, bf16 1x32000 3.65 ->
+/// 3.43). Calls alternate between the two sets (`call`: the caller's count of calls on these
+/// `sets`): a warp reaches the next call on the same set only past the barrier of the call
+/// between, which every warp reaches after reading.
 template <int Threads, typename Sync>
 __device__ __forceinline__ OnlineStats warps_merge_once(OnlineStats s, AlternatingWarpStats<Threads>& sets,
                                                         long long call, Sync sync) {
