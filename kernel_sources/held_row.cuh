@@ -100,7 +100,9 @@ struct HeldRow {
   template <typename Out>
   __device__ __forceinline__ void store(int p, Out* row, int col, int cols, float first, float finished,
                                         float factor) const {
-    store_held_pack<Op, Out, PackSize>(row, col, cols, v[p], first, finished, factor);
+    float o[PackSize];
+    outputs(p, first, finished, factor, o);
+    store_pack<Out, PackSize>(row, col, cols, o);
   }
 };
 

@@ -24,6 +24,14 @@ struct SumOp {
 };
 
 /// All-reduce over aligned groups of Width lanes (Width a power of two, at most 32).
+/// The lanes of the smallest power-of-two segment (2 to 32) that holds n values, one a lane, for
+/// shuffles within segments.
+__host__ __device__ constexpr int segment_lanes(int n) {
+  int lanes = 2;
+  while (lanes < n && lanes < 32) lanes *= 2;
+  return lanes;
+}
+
 template <int Width, typename Op>
 __device__ __forceinline__ float warp_all_reduce(float v, Op op) {
   static_assert(Width >= 1 && Width <= 32 && (Width & (Width - 1)) == 0,

@@ -175,7 +175,7 @@ __device__ __forceinline__ OnlineStats warps_merge_once(OnlineStats s, Alternati
   if constexpr (kWarps == 1) {
     return s;
   } else {
-    constexpr int kWidth = kWarps <= 2 ? 2 : kWarps <= 4 ? 4 : kWarps <= 8 ? 8 : kWarps <= 16 ? 16 : 32;
+    constexpr int kWidth = segment_lanes(kWarps);
     OnlineStats(&pairs)[kWarps] = sets.pairs[call & 1];
     const int lane = threadIdx.x % 32;
     if (lane == 0) pairs[(threadIdx.x % Threads) / 32] = s;
@@ -215,16 +215,6 @@ template <int Op>
 __device__ __forceinline__ float held_output(float v, float first, float finished, float factor) {
   if constexpr (Op == kOpSoftmax) return RowMath<Op>::apply_exp(v, factor);
   else return RowMath<Op>::apply(v, first, finished);
-}
-
-/// Writes the outputs of one pack of a held row at column `col` of a row of `cols`.
-template <int Op, typename Out, int N>
-__device__ __forceinline__ void store_held_pack(Out* row, int col, int cols, const float (&v)[N],
-                                                float first, float finished, float factor) {
-  float o[N];
-#pragma unroll
-  for (int i = 0; i < N; ++i) o[i] = held_output<Op>(v[i], first, finished, factor);
-  store_pack<Out, N>(row, col, cols, o);
 }
 
 }  // namespace kjit

@@ -286,9 +286,8 @@ __device__ __forceinline__ OnlineStats exchange_row_stats(OnlineStats mine, int 
     send_8_bytes(&values[set][0], static_cast<int>(rank), t, pair, inbox[set]);
   }
   inbox[set].wait(static_cast<unsigned>((j / Sets) & 1));
-  // Lanes in segments of the smallest power of two that holds the cluster, each segment
-  // merging every peer's pair.
-  constexpr int kWidth = Cluster <= 2 ? 2 : Cluster <= 4 ? 4 : Cluster <= 8 ? 8 : 16;
+  // Each segment of lanes merges every peer's pair.
+  constexpr int kWidth = segment_lanes(Cluster);
   const unsigned peer = threadIdx.x % kWidth;
   if constexpr (TwoStats) {
     return warp_merge<kWidth>(peer < Cluster ? OnlineStats{values[set][peer].x, values[set][peer].y}
