@@ -4,6 +4,7 @@
 // kernel's memory becomes visible, instead of paying the launch after it. Every kjit kernel
 // calls start_after_prior_grids() before its first global access, most of them first thing;
 // before sm_90, and for a launch made without the attribute, both instructions do nothing.
+// Some ask L2 for their first rows just before it (l2_prefetch.cuh), which is safe there.
 #pragma once
 
 namespace kjit {

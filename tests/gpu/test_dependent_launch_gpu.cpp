@@ -5,7 +5,9 @@
 //   1. softmax (or log_softmax) reads x and writes y;
 //   2. the dependent reads y (read after write) and writes its output over x (write after read).
 // Afterwards y must be the reference of the generated x, and the dependent's output the
-// reference of y as read back. Every algorithm that can run a shape is the dependent once, and
+// reference of y as read back. The ring asks L2 for its first row before it waits: had that
+// fetched a line the first kernel was still to write, the dependent would read it stale and
+// show the same way. Every algorithm that can run a shape is the dependent once, and
 // the chain is replayed from a CUDA graph too (captured launches keep the dependency as an edge).
 #include <doctest/doctest.h>
 
