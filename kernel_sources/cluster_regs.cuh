@@ -34,7 +34,7 @@ struct ClusterRegsShape
 /// smaller slices lost or gained little (bf16 1x32000, 4 KB: 3.39-3.40 -> 3.60; 1x128256, 16
 /// KB: 4.32 -> 4.40; 1x151936, 19 KB: 4.47 -> 4.36-4.37).
 template <typename In, int ClusterBlocks>
-__device__ __forceinline__ void prefetch_first_slice(const RowParams& params, int slice_begin, int slice_end) {
+__device__ __forceinline__ void prefetch_block_slice(const RowParams& params, int slice_begin, int slice_end) {
   const long long row = blockIdx.x / ClusterBlocks;
   if (row < params.rows && slice_end > slice_begin)
     prefetch_l2(static_cast<const In*>(params.in) + row * params.in_stride + slice_begin,
@@ -62,7 +62,7 @@ cluster_regs(const RowParams params) {
   const int slice_begin = static_cast<int>(rank) * kSliceCols;
   const int slice_end = slice_begin + kSliceCols < Cols ? slice_begin + kSliceCols : Cols;
   if constexpr (kSliceCols * sizeof(In) >= 24 * 1024) {
-    if (threadIdx.x == 0) prefetch_first_slice<In, ClusterBlocks>(params, slice_begin, slice_end);
+    if (threadIdx.x == 0) prefetch_block_slice<In, ClusterBlocks>(params, slice_begin, slice_end);
   }
   start_after_prior_grids();
   // Clusters stay resident and walk the rows: cluster scheduling is costly, and every block of a
