@@ -5,9 +5,9 @@
 // hold the current row in registers, reduce it and write it out. Loads go out whole chunks at a
 // time, so the bytes in flight depend on neither registers nor the consumers' progress.
 //
-// Outputs of 4-byte types, and of two consumer groups but for 16-bit log-softmax, go back into
-// their chunk and out by bulk copies; the others are stored from registers and the chunk is
-// freed as soon as it is read (see RingLayout).
+// Outputs of 4-byte types, and of two consumer groups but for 16-bit log-softmax over slices
+// under 28 KB, go back into their chunk and out by bulk copies; the others are stored from
+// registers and the chunk is freed as soon as it is read (see RingLayout).
 // Cluster peers exchange (max, sum) through mbarrier inboxes, so the producer never has to meet
 // the consumers at a cluster barrier.
 //
@@ -62,11 +62,16 @@ struct RingLayout {
   // 29.0-29.3, 256x262144 93.8 against 95.6-95.8 (64x128256 16.4-16.6 against 16.3-16.4); one
   // group of 512, bf16 512x131072 over clusters of 4, 98.1 from registers against 117.9, and
   // bf16 512x65536 over clusters of 2, 49.5 against 51.5.
-  // 16-bit log-softmax stores from registers in two groups too (H100, us, bulk copies against
-  // registers: bf16 64x128256 18.4-18.6 against 16.4-16.5, 64x151936 19.3-19.4 against
-  // 18.5, 64x262144 28.4 against 27.9-28.1, but 128x131072 over clusters of 8 27.1 against
-  // 28.4-28.5); softmax's outputs, whose exps the groups hold, gain from them.
-  static constexpr bool kBulkStores = sizeof(T) == 4 || (Groups > 1 && Op != kOpLogSoftmax);
+  // 16-bit log-softmax in two groups, whose groups hold the loaded words rather than exps, only
+  // where slices are 28 KB or more (H100, the C++ benchmark and the scratch harness, us, bulk
+  // copies against registers: bf16 64x262144 23.43-23.46 against 24.86-24.88, 128x131072 over
+  // clusters of 8 22.97-23.04 against 25.84-25.90, 64x128256 13.31-13.36 against 13.64-13.67,
+  // 256x262144 91.9-92.0 against 92.9-93.2; but 64x151936, 19 KB slices, 18.30-18.36 against
+  // 16.51-16.60, 48x100000, 25 KB, 10.61-10.64 against 10.03-10.04, and, the one loss at 32 KB,
+  // 32x262144 13.48-13.52 against 13.24-13.32).
+  static constexpr int kLogSoftmaxBulkSliceBytes = 28 * 1024;
+  static constexpr bool kBulkStores =
+      sizeof(T) == 4 || (Groups > 1 && (Op != kOpLogSoftmax || kSliceBytes >= kLogSoftmaxBulkSliceBytes));
   // The ring's bytes, the launch's dynamic shared memory (ring_shape on the host): one block an
   // SM, two row slices or more ahead of the consumers. A chunk of bulk-stored outputs stays taken
   // until its store has read it, so those rings get 224 KB; the others, whose chunks free as

@@ -116,11 +116,13 @@ RingShape ring_shape(const RowwiseProblem& problem, const KernelConfig& config) 
   const std::int64_t size = size_of(problem.in_dtype);
   const std::int64_t pack = 16 / size;
   shape.slice_cols = stream_slice_cols(problem.cols, problem.in_dtype, std::max(config.cluster, 1));
-  // Bulk-stored outputs (4-byte types; two consumer groups, but for 16-bit log-softmax) hold
-  // their chunk longer: 224 KB.
-  const bool bulk_stores = size == 4 || (ring_two_groups(config) && problem.op != RowOp::kLogSoftmax);
-  shape.ring_bytes = (bulk_stores ? 7 : 6) * kRingChunkBytes;
   const std::int64_t slice_bytes = shape.slice_cols * size;
+  // Bulk-stored outputs (4-byte types; two consumer groups, but for 16-bit log-softmax over
+  // slices under 28 KB) hold their chunk longer: 224 KB.
+  const bool bulk_stores =
+      size == 4 || (ring_two_groups(config) &&
+                    (problem.op != RowOp::kLogSoftmax || slice_bytes >= kRingLogSoftmaxBulkSliceBytes));
+  shape.ring_bytes = (bulk_stores ? 7 : 6) * kRingChunkBytes;
   shape.chunks = (slice_bytes + kRingChunkBytes - 1) / kRingChunkBytes;
   if (config.group <= 0 || shape.chunks == 0) return shape;
   const std::int64_t unit = 16 * std::int64_t{config.group};

@@ -61,6 +61,8 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
 /// The ring kernel's geometry (row_ring.cuh): chunks of at most 32 KB in a ring of 192 KB (224
 /// KB for 4-byte elements), and one producer warp beside the consumer threads.
 constexpr std::int64_t kRingChunkBytes = 32 * 1024;
+/// 16-bit log-softmax in two consumer groups stores by bulk copies from slices this large on.
+constexpr std::int64_t kRingLogSoftmaxBulkSliceBytes = 28 * 1024;
 constexpr int kRingProducerThreads = 32;
 
 /// Whether a ring config's consumers are two groups taking turns over the rows (group =

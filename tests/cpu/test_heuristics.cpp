@@ -472,9 +472,9 @@ TEST_CASE("the ring's chunks are as small as a slice allows, in whole packs for 
   CHECK(two.values_per_thread == 40);
   // Groups of 512 round to 8 KB.
   CHECK(shape(DType::kF32, 151936, 512, 16).chunk_bytes == 24576);
-  // Bulk-stored outputs (4-byte types, two consumer groups but for 16-bit log-softmax) hold their
-  // chunk until the store has read it: a ring of 224 KB, 192 KB for 16-bit values stored from
-  // registers; the launch asks for exactly that.
+  // Bulk-stored outputs (4-byte types, two consumer groups but for 16-bit log-softmax over slices
+  // under 28 KB) hold their chunk until the store has read it: a ring of 224 KB, 192 KB for
+  // 16-bit values stored from registers; the launch asks for exactly that.
   CHECK(two.ring_bytes == 224 * 1024);
   CHECK(narrow.ring_bytes == 224 * 1024);
   const RingShape one_group = ring_shape({RowOp::kSoftmax, DType::kBF16, DType::kBF16, 512, 131072, 8},
@@ -482,7 +482,13 @@ TEST_CASE("the ring's chunks are as small as a slice allows, in whole packs for 
   CHECK(one_group.ring_bytes == 192 * 1024);
   const KernelConfig two_groups{Algorithm::kRing, 8, 512, 256, 16};
   CHECK(ring_shape({RowOp::kLogSoftmax, DType::kBF16, DType::kBF16, 64, 262144, 8}, two_groups).ring_bytes ==
-        192 * 1024);
+        224 * 1024);  // slices of 32 KB
+  CHECK(ring_shape({RowOp::kLogSoftmax, DType::kBF16, DType::kBF16, 64, 151936, 8}, two_groups).ring_bytes ==
+        192 * 1024);  // 19 KB
+  CHECK(ring_shape({RowOp::kLogSoftmax, DType::kBF16, DType::kBF16, 48, 100000, 8},
+                   {Algorithm::kRing, 8, 512, 256, 8}).ring_bytes == 192 * 1024);  // 25 KB
+  CHECK(ring_shape({RowOp::kLogSoftmax, DType::kBF16, DType::kBF16, 128, 131072, 8},
+                   {Algorithm::kRing, 8, 512, 256, 8}).ring_bytes == 224 * 1024);  // 32 KB
   CHECK(ring_shape({RowOp::kLogSoftmax, DType::kF32, DType::kF32, 64, 262144, 4},
                    {Algorithm::kRing, 4, 512, 256, 16}).ring_bytes == 224 * 1024);
   CHECK(ring_shape({RowOp::kReduceScale, DType::kBF16, DType::kBF16, 64, 262144, 8}, two_groups).ring_bytes ==
