@@ -5,9 +5,10 @@
 //   1. softmax (or log_softmax) reads x and writes y;
 //   2. the dependent reads y (read after write) and writes its output over x (write after read).
 // Afterwards y must be the reference of the generated x, and the dependent's output the
-// reference of y as read back. The ring asks L2 for its first row before it waits: had that
-// fetched a line the first kernel was still to write, the dependent would read it stale and
-// show the same way. Every algorithm that can run a shape is the dependent once, and
+// reference of y as read back. The ring, 16-bit row_regs and cluster_regs over wide slices ask
+// L2 for their first rows before they wait (l2_prefetch.cuh): had that fetched a line the first
+// kernel was still to write, the dependent would read it stale and show the same way. Every
+// algorithm that can run a shape is the dependent once, and
 // the chain is replayed from a CUDA graph too (captured launches keep the dependency as an edge).
 #include <doctest/doctest.h>
 
@@ -35,6 +36,8 @@ namespace {
 // that did not wait would read rows not yet written.
 const BatchLayout kUnits[] = {
     {DType::kF32, DType::kF32, 4096, 1024},
+    // 16-bit rows a warp, whose blocks ask L2 for their rows before they wait.
+    {DType::kBF16, DType::kBF16, 16384, 1024},
     {DType::kBF16, DType::kBF16, 2048, 8192},
     {DType::kF32, DType::kF32, 256, 32000},
     // Few wide rows: the persistent kernels cover them in one round, so they launch as dependents.
@@ -55,6 +58,8 @@ std::vector<KernelConfig> dependents() {
   // The cluster kernels' resident grids are persistent (never dependents); one cluster a row is.
   for (Algorithm algorithm : {Algorithm::kCluster, Algorithm::kClusterSmem})
     configs.push_back(KernelConfig{algorithm, 0, 0, 0, 0, ClusterGrid::kPerRow});
+  // Slices of 16384 columns, which cluster_regs asks L2 for before it waits (16-bit: 32 KB).
+  configs.push_back(KernelConfig{Algorithm::kCluster, 0, 512, 0, 8, ClusterGrid::kPerRow});
   return configs;
 }
 
