@@ -23,7 +23,6 @@ struct SumOp {
   __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
 };
 
-/// All-reduce over aligned groups of Width lanes (Width a power of two, at most 32).
 /// The lanes of the smallest power-of-two segment (2 to 32) that holds n values, one a lane, for
 /// shuffles within segments.
 __host__ __device__ constexpr int segment_lanes(int n) {
@@ -32,6 +31,7 @@ __host__ __device__ constexpr int segment_lanes(int n) {
   return lanes;
 }
 
+/// All-reduce over aligned groups of Width lanes (Width a power of two, at most 32).
 template <int Width, typename Op>
 __device__ __forceinline__ float warp_all_reduce(float v, Op op) {
   static_assert(Width >= 1 && Width <= 32 && (Width & (Width - 1)) == 0,
