@@ -5,7 +5,7 @@
 #include "autotune/scratch_rows.h"
 #include "kernel_sources/compare_params.cuh"
 #include "kjit/error.hpp"
-#include "runtime/cubin_store.h"
+#include "runtime/launch/cubin_store.h"
 
 namespace kjit {
 namespace {
@@ -43,7 +43,7 @@ DeviceOutputCheck::DeviceOutputCheck(DType out, const DeviceProps& device)
                         std::string("kjit::compare_outputs<") + element_type(out) + ">"};
   LaunchShape shape;
   shape.block = 256;
-  kernel_ = Launchable{load_kernel(check_cubins().get(spec, device.arch), shape), KernelConfig{}, shape};
+  kernel_ = Launchable{load_kernel(check_cubins().get(spec, device.arch), shape), shape, nullptr};
 }
 
 DeviceOutputCheck::~DeviceOutputCheck() = default;

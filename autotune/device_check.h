@@ -10,7 +10,7 @@
 #include "kjit/types.hpp"
 #include "runtime/driver/context.h"
 #include "runtime/driver/handles.h"
-#include "runtime/loaded_kernel.h"
+#include "runtime/launch/loaded_kernel.h"
 
 namespace kjit {
 

@@ -8,28 +8,10 @@
 
 #include <functional>
 
+#include "kjit/tuning.hpp"
 #include "runtime/driver/cuda_api.h"
 
 namespace kjit {
-
-/// Per-launch GPU time in microseconds.
-struct Timing {
-  double median_us = 0.0;
-  double p20_us = 0.0;
-  double p80_us = 0.0;
-  int samples = 0;
-};
-
-struct TimingOptions {
-  int launches_per_sample = 20;  ///< launches captured into the graph; one replay is one sample
-  int warmup_samples = 3;
-  int samples = 25;
-  bool use_graph = true;         ///< false: time direct launches (for work that cannot be captured)
-  /// Reset L2's persisting lines to normal before timing (cuCtxResetPersistingL2Cache), so the
-  /// time does not depend on what ran before. Off where the caller's own persisting lines must
-  /// be left alone (tuning inside an application, at first use).
-  bool reset_persisting_l2 = true;
-};
 
 /// `enqueue(stream, i)` puts launch number i on `stream` (i lets the caller rotate buffers so
 /// that consecutive launches do not hit in L2). The stream must not be the legacy default

@@ -11,8 +11,9 @@
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/driver/context.h"
 #include "runtime/driver/handles.h"
-#include "runtime/loaded_kernel.h"
+#include "runtime/launch/loaded_kernel.h"
 #include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise_kernels.h"
 
 namespace kjit::bench {
 namespace {

@@ -20,7 +20,7 @@ struct BenchFlags {
 };
 
 void run_bench(const BenchFlags& flags) {
-  const std::vector<SpecCall> calls = expand_spec(load_spec_file(flags.spec));
+  const std::vector<SpecCall> calls = load_spec_file(flags.spec);
   if (!gpu_present()) throw Error(Status::kErrorNoDriver, "kjit bench times kernels on a GPU; there is none here");
   Runtime runtime;
   current_or_primary_context();  // streams need a current context
@@ -30,19 +30,23 @@ void run_bench(const BenchFlags& flags) {
   std::string json = "[";
   std::size_t skipped = 0;
   for (const SpecCall& call : calls) {
-    if (call.softmax_topk) {  // bench/compare_topk.py times softmax + top-K beside torch
+    const std::string op = call["op"].get<std::string>();
+    if (op == "softmax_topk") {  // bench/compare_topk.py times softmax + top-K beside torch
       ++skipped;
       continue;
     }
-    const bench::BenchResult r = bench.run({call.op, call.dtype, call.dtype, call.rows, call.cols});
-    table.add({to_string(call.op), to_string(call.dtype), bench::shape_name(r.shape),
-               r.kernel.config.to_string(), format("%.2f", r.timing.median_us),
-               format("%.2f", r.timing.p20_us), format("%.2f", r.timing.p80_us),
-               format("%.0f", r.gb_per_s), format("%.1f", r.percent_of_copy)});
+    const DType in = parse_dtype(call.value("dtype", "f32"));
+    const DType out = parse_dtype(call.value("out_dtype", to_string(in)));
+    const std::int64_t rows = call.value("rows", 1), cols = call["cols"].get<std::int64_t>();
+    const bench::BenchResult r = bench.run({parse_row_op(op), in, out, rows, cols});
+    table.add({op, to_string(in), bench::shape_name(r.shape), r.kernel.config.to_string(),
+               format("%.2f", r.timing.median_us), format("%.2f", r.timing.p20_us),
+               format("%.2f", r.timing.p80_us), format("%.0f", r.gb_per_s),
+               format("%.1f", r.percent_of_copy)});
     json += format("%s{\"op\":\"%s\",\"dtype\":\"%s\",\"rows\":%lld,\"cols\":%lld,\"median_us\":%.3f,"
                    "\"gb_per_s\":%.1f,\"percent_of_copy\":%.2f}",
-                   json.size() > 1 ? "," : "", to_string(call.op), to_string(call.dtype),
-                   static_cast<long long>(call.rows), static_cast<long long>(call.cols),
+                   json.size() > 1 ? "," : "", op.c_str(), to_string(in),
+                   static_cast<long long>(rows), static_cast<long long>(cols),
                    r.timing.median_us, r.gb_per_s, r.percent_of_copy);
   }
   if (flags.json) {

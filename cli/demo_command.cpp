@@ -11,7 +11,8 @@
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/driver/handles.h"
 #include "kjit/error.hpp"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/op_tools.h"
+#include "runtime/ops/rowwise_heuristics.h"  // nominal_device
 
 namespace kjit::cli {
 namespace {
@@ -25,9 +26,9 @@ std::vector<bench::BenchShape> demo_shapes() {
   return shapes;
 }
 
-std::vector<std::string> describe(const bench::BenchShape& s, const KernelConfig& config,
+std::vector<std::string> describe(const bench::BenchShape& s, const std::string& config,
                                   const ResourceUsage& usage, int dynamic_smem, double compile_ms) {
-  return {to_string(s.op), to_string(s.in_dtype), bench::shape_name(s), config.to_string(),
+  return {to_string(s.op), to_string(s.in_dtype), bench::shape_name(s), config,
           std::to_string(usage.registers),
           std::to_string(usage.static_smem + dynamic_smem),
           std::to_string(usage.spill_stores + usage.spill_loads), format("%.0f", compile_ms)};
@@ -38,10 +39,11 @@ void compile_only(int arch) {
   std::printf("No GPU run: compiling for sm_%d (%s).\n\n", arch, device.name.c_str());
   Table table({"op", "dtype", "shape", "config", "regs", "smem", "spills", "compile_ms"});
   for (const auto& s : demo_shapes()) {
-    const RowwiseProblem p = contiguous_problem(s.op, s.in_dtype, s.out_dtype, s.rows, s.cols);
-    const KernelConfig config = choose_rowwise_config(p, device);
-    const CompiledKernel k = compile_kernel(rowwise_kernel_spec(p, config), arch);
-    table.add(describe(s, config, k.usage, rowwise_launch_shape(p, config, device.sm_count).dynamic_smem, k.compile_ms));
+    const nlohmann::json call = {{"op", to_string(s.op)}, {"dtype", to_string(s.in_dtype)},
+                                 {"out_dtype", to_string(s.out_dtype)}, {"rows", s.rows}, {"cols", s.cols}};
+    const PlannedKernel plan = op_tools(to_string(s.op)).plan(call, device, "auto");
+    const CompiledKernel k = compile_kernel(plan.spec, arch);
+    table.add(describe(s, plan.config, k.usage, plan.shape.dynamic_smem, k.compile_ms));
   }
   table.print();
 }
@@ -59,7 +61,7 @@ void compile_and_run() {
     usage.registers = r.kernel.registers;
     usage.static_smem = r.kernel.static_smem;
     usage.spill_stores = r.kernel.spill_bytes;
-    auto row = describe(s, r.kernel.config, usage, r.kernel.dynamic_smem, r.kernel.compile_ms);
+    auto row = describe(s, r.kernel.config.to_string(), usage, r.kernel.dynamic_smem, r.kernel.compile_ms);
     row.push_back(format("%.2f", r.timing.median_us));
     row.push_back(format("%.0f", r.gb_per_s));
     row.push_back(format("%.1f", r.percent_of_copy));

@@ -13,12 +13,14 @@
 
 #include "cache/bundle.h"
 #include "cache/disk_cache.h"
+#include "cli/call_flags.h"
 #include "cli/commands.h"
 #include "cli/shapes.h"
 #include "cli/spec_file.h"
 #include "kjit/error.hpp"
 #include "runtime/compiler/kernel_key.h"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/op_tools.h"
+#include "runtime/ops/rowwise_heuristics.h"  // nominal_device
 
 namespace kjit::cli {
 namespace {
@@ -29,9 +31,8 @@ using nlohmann::ordered_json;
 constexpr const char* kCubinKind = "cubin";
 
 struct InspectFlags {
-  std::string cache_dir, log_key, op, dtype = "f32", index_dtype = "i64", arch;
-  long long cols = 0, rows = 1;
-  int k = 0;
+  std::string cache_dir, log_key, arch;
+  CallFlags call;
   bool explain = false, json = false;
 };
 
@@ -195,7 +196,7 @@ struct Explanation {
 void add_nominal_hint(Explanation& x, const std::vector<cache::EntryInfo>& entries) {
   if (!x.on_gpu) return;
   const DeviceProps nominal = nominal_device(x.device.arch);
-  const KernelSpec spec = plan_kernel(x.call, nominal).spec;
+  const KernelSpec spec = op_tools(x.call["op"].get<std::string>()).plan(x.call, nominal, "auto").spec;
   if (spec.name_expression == x.plan.spec.name_expression) return;
   const std::string key_text = kernel_key_text(spec, x.device.arch);
   for (const auto& info : entries)
@@ -211,7 +212,7 @@ Explanation explain_call(const SpecCall& call, int arch, cache::DiskCache& disk)
   Explanation x;
   x.call = call;
   x.device = target_device(arch, &x.on_gpu);
-  x.plan = plan_kernel(call, x.device);
+  x.plan = op_tools(call["op"].get<std::string>()).plan(call, x.device, "auto");
   x.key_text = kernel_key_text(x.plan.spec, x.device.arch);
   const std::vector<cache::EntryInfo> entries = disk.list();
   for (const auto& info : entries)
@@ -243,11 +244,8 @@ std::string cache_status(const Explanation& x, const std::string& dir) {
 void print_explanation(const Explanation& x, const std::string& dir, bool as_json) {
   const std::string digest = kernel_key_digest(x.key_text);
   if (as_json) {
-    ordered_json out = {{"op", x.call.softmax_topk ? "softmax_topk" : to_string(x.call.op)},
-                        {"dtype", to_string(x.call.dtype)},
-                        {"rows", x.call.rows},
-                        {"planned_rows", x.plan.planned_rows},
-                        {"cols", x.call.cols},
+    ordered_json out = {{"call", x.call},
+                        {"planned", x.plan.planned},
                         {"device", x.device.name},
                         {"on_gpu", x.on_gpu},
                         {"config", json::parse(x.plan.config_json)},
@@ -258,17 +256,11 @@ void print_explanation(const Explanation& x, const std::string& dir, bool as_jso
                         {"entry", x.entry ? json(x.entry->path) : json()},
                         {"bundle", x.bundle.empty() ? json() : json(x.bundle)},
                         {"hints", x.hints}};
-    if (x.call.softmax_topk) {
-      out["k"] = x.call.k;
-      out["planned_k"] = x.plan.planned_k;
-      out["index_dtype"] = to_string(x.call.index_dtype);
-    }
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
-  std::printf("call:     %s (planned as %lld rows%s)\n", describe(x.call).c_str(),
-              static_cast<long long>(x.plan.planned_rows),
-              x.call.softmax_topk ? format(", k=%d", x.plan.planned_k).c_str() : "");
+  std::printf("call:     %s (planned as %s)\n", describe(x.call).c_str(),
+              describe(x.plan.planned).c_str());
   std::printf("device:   %s%s, %d SMs\n", x.on_gpu ? "this GPU, " : "", x.device.name.c_str(),
               x.device.sm_count);
   std::printf("config:   %s\n", x.plan.config.c_str());
@@ -281,29 +273,16 @@ void print_explanation(const Explanation& x, const std::string& dir, bool as_jso
                 "digest either\n");
 }
 
-void run_explain(const InspectFlags& flags, bool cols_given) {
-  if (flags.op.empty() || !cols_given)
-    throw Error(Status::kErrorInvalidArgument,
-                "--explain needs --op and --cols (and --arch without a GPU)");
-  SpecCall call;
-  call.dtype = parse_dtype(flags.dtype);
-  call.rows = flags.rows;
-  call.cols = flags.cols;
-  if (flags.op == "softmax_topk") {
-    if (flags.k < 1) throw Error(Status::kErrorInvalidArgument, "--k: softmax_topk needs k >= 1");
-    call.softmax_topk = true;
-    call.k = flags.k;
-    call.index_dtype = parse_dtype(flags.index_dtype);
-  } else {
-    call.op = parse_row_op(flags.op);
-  }
+void run_explain(const InspectFlags& flags) {
+  const SpecCall call = call_of(flags.call);
+  op_tools(call["op"].get<std::string>()).check(call);
   const int arch = flags.arch.empty() ? 0 : parse_arch(flags.arch, "--arch");
   auto disk = open_disk_cache(flags.cache_dir, false);
   print_explanation(explain_call(call, arch, *disk), disk->dir(), flags.json);
 }
 
-void run_inspect(const InspectFlags& flags, bool cols_given) {
-  if (flags.explain) return run_explain(flags, cols_given);
+void run_inspect(const InspectFlags& flags) {
+  if (flags.explain) return run_explain(flags);
   auto disk = open_disk_cache(flags.cache_dir, false);
   if (!flags.log_key.empty()) return print_log(*disk, flags.log_key);
   list_entries(*disk, flags.json);
@@ -322,19 +301,12 @@ void add_inspect_command(CLI::App& app) {
       "--explain", flags->explain, "which kernel and key a call maps to, and whether it is cached");
   log->excludes(explain);
   // The call's description only means something to --explain.
-  command->add_option("--op", flags->op, "softmax, log_softmax, reduce_scale or softmax_topk")
-      ->needs(explain);
-  command->add_option("--k", flags->k, "softmax_topk: k")->needs(explain);
-  command->add_option("--index-dtype", flags->index_dtype, "softmax_topk: i32 or i64 (default i64)")
-      ->needs(explain);
-  command->add_option("--dtype", flags->dtype, "f32, f16 or bf16 (default f32)")->needs(explain);
-  auto* cols = command->add_option("--cols", flags->cols, "columns per row")->needs(explain);
-  command->add_option("--rows", flags->rows, "rows (default 1)")->needs(explain);
+  add_call_options(*command, flags->call, explain);
   command->add_option("--arch", flags->arch, "target, e.g. sm_90 (default: this GPU)")
       ->needs(explain);
   command->add_flag("--json", flags->json, "print JSON");
   add_cache_dir_option(*command, flags->cache_dir);
-  command->callback([flags, cols] { run_inspect(*flags, cols->count() > 0); });
+  command->callback([flags] { run_inspect(*flags); });
 }
 
 }  // namespace kjit::cli

@@ -15,9 +15,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include "autotune/topk_tuner.h"
-#include "autotune/tune_records.h"
-#include "autotune/tuner.h"
 #include "cache/disk_cache.h"
 #include "cli/commands.h"
 #include "cli/shapes.h"
@@ -25,9 +22,8 @@
 #include "kjit/error.hpp"
 #include "runtime/compiler/kernel_key.h"
 #include "runtime/compiler/nvrtc.h"
-#include "runtime/cubin_store.h"
-#include "runtime/driver/handles.h"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/launch/cubin_store.h"
+#include "runtime/op_tools.h"
 
 namespace kjit::cli {
 namespace {
@@ -54,24 +50,6 @@ void require_gpu_for_tuning() {
                 "--tune, or run it on the target GPU");
 }
 
-/// Tunes one softmax_topk call's class (once per class: `seen` holds the classes done).
-void tune_topk_call(Runtime& runtime, const DeviceProps& device, const SpecCall& call,
-                    CUstream stream, std::set<std::string>& seen) {
-  const TopkProblem planned = planned_topk_problem(call);
-  if (!seen.insert(tuning_key_text(device, key_of(planned))).second) return;
-  const TopkTuneReport report = tune_topk(runtime, call.dtype, call.index_dtype, planned.rows,
-                                          call.cols, planned.k, stream);
-  runtime.record_tuning(report);
-  const TopkCandidateResult* winner = report.find(report.winner);
-  const TopkCandidateResult* heuristic = report.find(report.heuristic);
-  std::fprintf(stderr, "tuned softmax_topk %s k=%d %lldx%lld: %s %.2f us (heuristic %.2f us), %.1f s\n",
-               to_string(call.dtype), call.k, static_cast<long long>(call.rows),
-               static_cast<long long>(call.cols), report.winner.to_string().c_str(),
-               winner->timing.median_us,
-               heuristic && heuristic->status == "ok" ? heuristic->timing.median_us : 0.0,
-               report.seconds);
-}
-
 /// Tunes each distinct problem class of the spec on this GPU and stores the records in the
 /// cache folder, where the runtime (KJIT_TUNE=cached, the default) finds them.
 void tune_calls(const std::vector<SpecCall>& calls, const std::string& cache_dir) {
@@ -80,34 +58,23 @@ void tune_calls(const std::vector<SpecCall>& calls, const std::string& cache_dir
   options.cache_dir = cache_dir;
   options.disk_cache = true;
   Runtime runtime(options);
-  current_or_primary_context();
   bool on_gpu = false;
   const DeviceProps device = target_device(0, &on_gpu);
-  TuneRecords records(options);
-  Stream stream = create_stream();
   std::set<std::string> seen;
   for (const SpecCall& call : calls) {
-    if (call.softmax_topk) {
-      tune_topk_call(runtime, device, call, stream.get(), seen);
-      continue;
-    }
-    const RowwiseProblem planned = planned_problem(call);
-    const std::string key = std::to_string(static_cast<int>(call.op)) + "/" + to_string(call.dtype) +
-                            "/" + std::to_string(call.cols) + "/" + std::to_string(planned.rows);
-    if (!seen.insert(key).second) continue;
+    const OpTools& tools = op_tools(call["op"].get<std::string>());
+    if (!seen.insert(tools.class_key(call, device)).second) continue;
     // As `kjit tune` does: configs an earlier record of this class timed keep their timings, so
     // a re-run (or a grown candidate space) times only what is new.
-    TuneOptions tune_options;
-    tune_options.previous_log = records.find_log(device, key_of(planned));
-    const TuneReport report = tune_rowwise(runtime, call.op, call.dtype, call.dtype, call.rows,
-                                           call.cols, stream.get(), tune_options);
-    runtime.record_tuning(report);
-    const CandidateResult* winner = report.find(report.winner);
-    const CandidateResult* heuristic = report.find(report.heuristic);
-    std::fprintf(stderr, "tuned %s %s %lldx%lld: %s %.2f us (heuristic %.2f us), %.1f s\n",
-                 to_string(call.op), to_string(call.dtype), static_cast<long long>(call.rows),
-                 static_cast<long long>(call.cols), report.winner.to_string().c_str(),
-                 winner->timing.median_us,
+    const TuneSummary report = tools.tune(runtime, call, true, true);
+    const TuneSummary::Candidate *winner = nullptr, *heuristic = nullptr;
+    for (const auto& c : report.candidates) {
+      if (c.winner) winner = &c;
+      if (c.heuristic) heuristic = &c;
+    }
+    std::fprintf(stderr, "tuned %s: %s %.2f us (heuristic %.2f us), %.1f s\n",
+                 report.description.c_str(), winner ? winner->config.c_str() : "?",
+                 winner ? winner->timing.median_us : 0.0,
                  heuristic && heuristic->status == "ok" ? heuristic->timing.median_us : 0.0,
                  report.seconds);
   }
@@ -150,7 +117,7 @@ std::vector<Job> plan_jobs(const std::vector<SpecCall>& calls, const std::vector
     for (const SpecCall& call : calls) {
       KernelSpec spec;
       try {
-        spec = plan_kernel(call, device).spec;
+        spec = op_tools(call["op"].get<std::string>()).plan(call, device, "auto").spec;
       } catch (const Error& e) {
         throw Error(Status::kErrorInvalidArgument, "--spec: " + describe(call) + ": " + e.what());
       }
@@ -240,7 +207,7 @@ std::size_t missing_entries(cache::DiskCache& disk, const std::vector<Job>& jobs
 
 void run_precompile(const PrecompileFlags& flags) {
   if (flags.tune) require_gpu_for_tuning();
-  const std::vector<SpecCall> calls = expand_spec(load_spec_file(flags.spec));
+  const std::vector<SpecCall> calls = load_spec_file(flags.spec);
   const std::vector<int> archs = parse_arch_list(flags.archs);
   EnvSettings settings = disk_cache_settings(flags.cache_dir);
   settings.jit = true;  // filling the cache is the point, whatever KJIT_JIT says

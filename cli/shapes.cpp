@@ -10,43 +10,6 @@
 
 namespace kjit::cli {
 
-RowwiseProblem contiguous_problem(RowOp op, DType in, DType out, std::int64_t rows,
-                                  std::int64_t cols) {
-  // Stand-in pointers, 256-byte aligned like real allocations: only their alignment matters.
-  RowwiseArgs args;
-  args.in = reinterpret_cast<const void*>(std::uintptr_t{1} << 20);
-  args.out = reinterpret_cast<void*>(std::uintptr_t{1} << 40);
-  args.in_row_stride = args.out_row_stride = cols;
-  // Validated with at most two rows: the stand-in buffers must not seem to overlap however large
-  // the tensor, and the widest pack depends on rows only through "more than one".
-  args.rows = rows < 2 ? rows : 2;
-  args.cols = cols;
-  args.in_dtype = in;
-  args.out_dtype = out;
-  RowwiseProblem problem = validate_rowwise(op, args, nullptr);
-  if (rows < 0) return problem;  // validate_rowwise has refused it already
-  problem.rows = rows;
-  return problem;
-}
-
-TopkProblem contiguous_topk_problem(DType in, DType idx, std::int64_t rows, std::int64_t cols,
-                                    int k) {
-  // Stand-in pointers as above; at most two rows validated, so the buffers never seem to overlap.
-  TopkArgs args;
-  args.logits = reinterpret_cast<const void*>(std::uintptr_t{1} << 20);
-  args.probs_out = reinterpret_cast<float*>(std::uintptr_t{1} << 40);
-  args.idx_out = reinterpret_cast<void*>(std::uintptr_t{1} << 41);
-  args.row_stride = cols;
-  args.rows = rows < 2 ? rows : 2;
-  args.cols = cols;
-  args.in_dtype = in;
-  args.idx_dtype = idx;
-  args.k = k;
-  TopkProblem problem = validate_topk(args);
-  problem.rows = rows;
-  return problem;
-}
-
 int parse_arch(const std::string& text, const char* flag) {
   std::string digits = text.rfind("sm_", 0) == 0 ? text.substr(3) : text;
   if (!digits.empty() && std::all_of(digits.begin(), digits.end(), ::isdigit) && digits.size() <= 3)

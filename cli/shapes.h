@@ -8,18 +8,8 @@
 
 #include "kjit/types.hpp"
 #include "runtime/driver/context.h"
-#include "runtime/ops/rowwise_problem.h"
-#include "runtime/ops/topk_problem.h"
 
 namespace kjit::cli {
-
-/// The problem of a contiguous, 16-byte-aligned [rows, cols] tensor (what the CLI compiles for).
-RowwiseProblem contiguous_problem(RowOp op, DType in, DType out, std::int64_t rows,
-                                  std::int64_t cols);
-
-/// The softmax + top-K problem of a contiguous, aligned [rows, cols] logits tensor with outputs
-/// of its own (what precompile plans for). Throws Error(kErrorInvalidArgument) like the call.
-TopkProblem contiguous_topk_problem(DType in, DType idx, std::int64_t rows, std::int64_t cols, int k);
 
 /// "sm_90" or "90" -> 90; throws Error(kErrorInvalidArgument) naming `flag` otherwise.
 int parse_arch(const std::string& text, const char* flag);

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "runtime/ops/rowwise_kernels.h"
+#include "runtime/compiler/kernel_spec.h"
 
 namespace kjit {
 

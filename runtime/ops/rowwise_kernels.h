@@ -6,33 +6,11 @@
 #include <string>
 
 #include "kjit/config.hpp"
+#include "runtime/compiler/kernel_spec.h"
+#include "runtime/launch/launch_shape.h"
 #include "runtime/ops/rowwise_problem.h"
 
 namespace kjit {
-
-/// A kernel to compile: the family header it lives in and the instantiation to name.
-struct KernelSpec {
-  std::string header;           ///< e.g. "row_regs.cuh"
-  std::string name_expression;  ///< e.g. "kjit::row_regs<0, kjit::Io<float, float>, 1024, 4, 32, 128>"
-};
-
-/// The launch shape of a config; the grid follows from the row count at launch.
-struct LaunchShape {
-  int block = 0;
-  int rows_per_block = 1;   ///< rows handled by one block per step (groups per block)
-  int cluster = 1;          ///< blocks per row (cluster size)
-  int dynamic_smem = 0;     ///< bytes
-  int max_clusters = 1 << 30;  ///< clusters (or blocks) resident at once, for persistent grids
-  /// Resident blocks (or clusters) walk the rows: kStream, kBlockOnline, kRing, and the cluster
-  /// kernels on ClusterGrid::kResident. Otherwise a block (or cluster) per row tile.
-  bool persistent = false;
-  /// May launch as a programmatic dependent of the previous kernel in the stream: the device
-  /// supports it and the runtime's option allows it (see launches_as_dependent).
-  bool dependent_launch = false;
-  /// A persistent grid that still launches as a dependent when it walks the rows in several
-  /// rounds: the ring's two consumer groups (see launches_as_dependent).
-  bool dependent_past_one_round = false;
-};
 
 /// Whether an algorithm's grid is a choice (KernelConfig::cluster_grid): the cluster kernels
 /// walk the rows whatever the grid; the others' grids are part of their design.

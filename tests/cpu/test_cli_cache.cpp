@@ -177,19 +177,19 @@ TEST_CASE("precompile builds the softmax_topk kernels of a spec, one per K bucke
   const Result hit = kjit(call + " --index-dtype i32");
   INFO(hit.output);
   CHECK(hit.code == 0);
-  CHECK(contains(hit.output, "planned as 8 rows, k=64"));
+  CHECK(contains(hit.output, "rows=8 cols=32000 k=64)"));
   CHECK(contains(hit.output, "kjit::topk_resident<float, int, 32000, 64,"));
   CHECK(contains(hit.output, "cached in"));
   const Result json_hit = kjit(call + " --index-dtype i32 --json");
   CHECK(nlohmann::json::parse(json_hit.output).at("cached") == true);
-  CHECK(nlohmann::json::parse(json_hit.output).at("planned_k") == 64);
+  CHECK(nlohmann::json::parse(json_hit.output).at("planned").at("k") == 64);
   const Result other_bucket = kjit("inspect --explain --op softmax_topk --k 100 --cols 32000 --rows 5 "
                                    "--arch sm_90 --cache-dir " + cache);
   CHECK(contains(other_bucket.output, "kjit::topk_resident<float, long long, 32000, 128,"));
   CHECK(contains(other_bucket.output, "not cached"));
   const Result k_missing = kjit("inspect --explain --op softmax_topk --cols 32000 --arch sm_90 --cache-dir " + cache);
   CHECK(k_missing.code == 2);
-  CHECK(contains(k_missing.output, "--k"));
+  CHECK(contains(k_missing.output, "k: is required"));
 }
 
 TEST_CASE("kjit tune --op softmax_topk names a bad --k or --index-dtype before needing a GPU") {
@@ -199,12 +199,13 @@ TEST_CASE("kjit tune --op softmax_topk names a bad --k or --index-dtype before n
     const Result result = kjit(std::string("tune --op softmax_topk --cols 1000 --k ") + k + cache);
     INFO(result.output);
     CHECK(result.code == 2);
-    CHECK(contains(result.output, "--k must be in 1..min(--cols, 4096)"));
+    CHECK((contains(result.output, "k: must be in 1..4096") ||
+           contains(result.output, "k (1001) is larger than cols (1000)")));
   }
   const Result index = kjit("tune --op softmax_topk --cols 1000 --k 5 --index-dtype f32" + cache);
   INFO(index.output);
   CHECK(index.code == 2);
-  CHECK(contains(index.output, "--index-dtype must be i32 or i64"));
+  CHECK(contains(index.output, "idx_dtype: f32 is not supported; expected i32 or i64"));
 }
 
 TEST_CASE("softmax_topk spec entries name what is wrong with them") {
@@ -215,13 +216,15 @@ TEST_CASE("softmax_topk spec entries name what is wrong with them") {
     CHECK(result.code == 2);
     CHECK(contains(result.output, message));
   };
-  refused(R"({"ops": ["softmax_topk"], "cols": [100]})", "missing field \"k\"");
-  refused(R"({"ops": ["softmax"], "cols": [100], "k": [5]})", "\"k\" applies to softmax_topk only");
-  refused(R"({"ops": ["softmax_topk"], "cols": [100], "k": [5000]})", "\"k\"[0]: 5000 is not an integer in 1..4096");
+  refused(R"({"ops": ["softmax_topk"], "cols": [100]})", "softmax_topk cols=100: k: is required");
+  refused(R"({"ops": ["softmax"], "cols": [100], "k": [5]})",
+          "field \"k\" is read by none of this entry's ops");
+  refused(R"({"ops": ["softmax_topk"], "cols": [100], "k": [5000]})", "k: must be in 1..4096 (got 5000)");
   refused(R"({"ops": ["softmax_topk"], "cols": [100], "k": [500]})", "k (500) is larger than cols (100)");
   refused(R"({"ops": ["softmax_topk"], "cols": [100], "k": [5], "index_dtypes": ["f32"]})",
-          "\"index_dtypes\"[0]: index dtype 'f32' must be i32 or i64");
-  refused(R"({"ops": ["sofmax_topk"], "cols": [100], "k": [5]})", "(or softmax_topk)");
+          "index_dtype=f32: idx_dtype: f32 is not supported; expected i32 or i64");
+  refused(R"({"ops": ["sofmax_topk"], "cols": [100], "k": [5]})",
+          "\"ops\"[0]: op 'sofmax_topk' is not one of softmax, log_softmax, reduce_scale, softmax_topk");
 }
 
 TEST_CASE("inspect --log and --explain describe entries and calls") {
@@ -243,7 +246,7 @@ TEST_CASE("inspect --log and --explain describe entries and calls") {
   const Result hit = kjit("inspect " + call + " --arch sm_90 --cache-dir " + cache);
   INFO(hit.output);
   CHECK(hit.code == 0);
-  CHECK(contains(hit.output, "planned as 64"));
+  CHECK(contains(hit.output, "(planned as log_softmax dtype=bf16 out_dtype=bf16 rows=64 cols=4096)"));
   CHECK(contains(hit.output, "cache:    cached in"));
 
   const Result miss = kjit("inspect " + call + " --arch sm_86 --cache-dir " + cache);

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "kjit/error.hpp"
-#include "runtime/cubin_store.h"
+#include "runtime/launch/cubin_store.h"
 #include "runtime/ops/rowwise_heuristics.h"
 #include "runtime/ops/rowwise_kernels.h"
 

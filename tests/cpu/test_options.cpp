@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kjit/kjit.hpp"
-#include "runtime/loaded_kernel.h"
+#include "runtime/launch/loaded_kernel.h"
 
 using namespace kjit;
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Which row-claim counter each ring launch takes (runtime/row_claims.h): no two streams, and no
+// Which row-claim counter each ring launch takes (runtime/launch/row_claims.h): no two streams, and no
 // two captured launches, ever share one.
 #include <doctest/doctest.h>
 
 #include <set>
 
-#include "runtime/row_claims.h"
+#include "runtime/launch/row_claims.h"
 
 using namespace kjit;
 

@@ -9,11 +9,21 @@
 #include "autotune/tune_records.h"
 #include "autotune/tuner.h"
 #include "kjit/error.hpp"
+#include "runtime/ops/rowwise/rowwise_family.h"
 #include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/topk/topk_family.h"
 
 using namespace kjit;
 
 namespace {
+
+std::string tuning_key_text(const DeviceProps& device, const RowwiseKey& key) {
+  return TuneRecords::key_text<RowwiseFamily>(device, key);
+}
+
+std::string tuning_key_text(const DeviceProps& device, const TopkDispatchKey& key) {
+  return TuneRecords::key_text<TopkFamily>(device, key);
+}
 
 RowwiseKey sample_key() {
   return {RowOp::kSoftmax, DType::kBF16, DType::kBF16, 32000, 10, 8};
@@ -59,15 +69,17 @@ TEST_CASE("a tuning record survives the trip through the disk cache") {
   const KernelConfig winner{Algorithm::kCluster, 8, 256, 256, 8};
   {
     TuneRecords records(settings);
-    CHECK_FALSE(records.find(device, sample_key()).has_value());
-    CHECK(records.put(device, sample_key(), winner, "{\"candidates\": []}"));
-    CHECK(records.find(device, sample_key()) == winner);
+    CHECK_FALSE(records.find<RowwiseFamily>(device, sample_key()).has_value());
+    CHECK(records.put(tuning_key_text(device, sample_key()), winner.to_json(),
+                      "{\"candidates\": []}", "softmax tuning", device.arch));
+    CHECK(records.find<RowwiseFamily>(device, sample_key()) == winner);
+    CHECK(records.find_log(tuning_key_text(device, sample_key())) == "{\"candidates\": []}");
   }
   TuneRecords later(settings);  // as a new process would
-  CHECK(later.find(device, sample_key()) == winner);
+  CHECK(later.find<RowwiseFamily>(device, sample_key()) == winner);
   RowwiseKey other = sample_key();
   other.cols = 50257;
-  CHECK_FALSE(later.find(device, other).has_value());
+  CHECK_FALSE(later.find<RowwiseFamily>(device, other).has_value());
   std::filesystem::remove_all(dir);
 }
 
@@ -92,40 +104,41 @@ TEST_CASE("a softmax_topk record has its own key (K bucket, index dtype) and sur
   const TopkConfig winner{4, 512, 4, 8};
   {
     TuneRecords records(settings);
-    CHECK_FALSE(records.find(device, key).has_value());
-    CHECK(records.put(device, key, winner, "{\"candidates\": []}"));
-    CHECK(records.find(device, key) == winner);
+    CHECK_FALSE(records.find<TopkFamily>(device, key).has_value());
+    CHECK(records.put(text, winner.to_json(), "{\"candidates\": []}", "top-K tuning", device.arch));
+    CHECK(records.find<TopkFamily>(device, key) == winner);
   }
   TuneRecords later(settings);
-  CHECK(later.find(device, key) == winner);
-  CHECK_FALSE(later.find(device, bigger_k).has_value());
+  CHECK(later.find<TopkFamily>(device, key) == winner);
+  CHECK_FALSE(later.find<TopkFamily>(device, bigger_k).has_value());
   std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a tuning log round-trips and lets a re-tune time only new candidates") {
-  TuneReport report;
-  report.key = sample_key();
+  TuneReport<KernelConfig> report;
+  report.problem_json = RowwiseFamily::describe(RowwiseFamily::problem_from_json(
+      {{"op", "softmax"}, {"dtype", "bf16"}, {"rows", 1000}, {"cols", 32000}})).dump();
   report.heuristic = {Algorithm::kWarp, 8, 128, 32, 1};
   report.winner = {Algorithm::kBlockRegs, 8, 256, 256, 1};
   report.candidates = {{report.heuristic, "ok", {12.5, 12.0, 13.0, 25}},
                        {report.winner, "ok", {10.25, 10.0, 10.5, 25}},
                        {{Algorithm::kCluster, 8, 256, 256, 4}, "wrong: element 3", {}}};
-  const auto parsed = TuneReport::candidates_from_json(report.to_json());
+  const auto parsed = TuneReport<KernelConfig>::candidates_from_json(report.to_json());
   REQUIRE(parsed.size() == 3);
   CHECK(parsed[1].config == report.winner);
   CHECK(parsed[1].timing.median_us == 10.25);
   CHECK(parsed[2].status == "wrong: element 3");
 
   // The space grew by one config: only that one is left to run.
-  std::vector<CandidateResult> now = {{report.heuristic}, {report.winner},
-                                      {{Algorithm::kCluster, 8, 256, 256, 4}},
-                                      {{Algorithm::kBlockSmem, 8, 512, 512, 1}}};
-  CHECK(reuse_previous(now, parsed) == 3);
+  std::vector<TuneCandidate<KernelConfig>> now = {{report.heuristic}, {report.winner},
+                                                   {{Algorithm::kCluster, 8, 256, 256, 4}},
+                                                   {{Algorithm::kBlockSmem, 8, 512, 512, 1}}};
+  CHECK(tuning_detail::reuse_previous(now, parsed) == 3);
   CHECK(now[0].reused);
   CHECK(now[1].timing.median_us == 10.25);
   CHECK(now[2].status == "wrong: element 3");  // a wrong answer stays rejected
   CHECK_FALSE(now[3].reused);
   CHECK(now[3].status == "ok");
 
-  CHECK_THROWS_AS(TuneReport::candidates_from_json("{\"candidates\": [{\"config\": 1}]}"), Error);
+  CHECK_THROWS_AS(TuneReport<KernelConfig>::candidates_from_json("{\"candidates\": [{\"config\": 1}]}"), Error);
 }

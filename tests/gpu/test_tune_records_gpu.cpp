@@ -10,8 +10,7 @@
 #include <string>
 
 #include "autotune/scratch_rows.h"
-#include "autotune/topk_tuner.h"
-#include "autotune/tuner.h"
+#include "kjit/runtime.hpp"
 #include "quick_tuning.h"
 #include "support/device_buffer.h"
 
@@ -60,13 +59,13 @@ TEST_CASE("a stored tuning record is what later runtimes run, unless tuning is o
   KernelConfig heuristic;
   {
     Runtime tuner_runtime;
-    TuneOptions options = test::quick_tune_options();
+    TuneOptions<KernelConfig> options = test::quick_tune_options();
     // Make the heuristic's pick lose, so the record must change what runs.
-    const TuneReport probe = tune_rowwise(tuner_runtime, RowOp::kSoftmax, DType::kF32, DType::kF32,
-                                          256, 3000, stream.get(), options);
+    const TuneReport<KernelConfig> probe = tuner_runtime.tune(
+        RowOp::kSoftmax, DType::kF32, DType::kF32, 256, 3000, options, stream.get());
     options.sabotage = probe.heuristic;
-    const TuneReport report = tune_rowwise(tuner_runtime, RowOp::kSoftmax, DType::kF32,
-                                           DType::kF32, 256, 3000, stream.get(), options);
+    const TuneReport<KernelConfig> report = tuner_runtime.tune(
+        RowOp::kSoftmax, DType::kF32, DType::kF32, 256, 3000, options, stream.get());
     winner = report.winner;
     heuristic = report.heuristic;
     REQUIRE(winner != heuristic);
@@ -163,18 +162,16 @@ TEST_CASE("softmax_topk tuning: a verified winner, a wrong candidate never wins,
   KJIT_REQUIRE_GPU();
   ScopedCacheEnv env("cached");
   Stream stream = create_stream();
-  TopkTuneOptions options;
-  options.timing.samples = 7;
-  options.timing.warmup_samples = 1;
+  TuneOptions<TopkConfig> options = test::quick_tune_options<TopkConfig>();
   constexpr std::int64_t kRows = 8, kCols = 32000;
   constexpr int kK = 50;
   Runtime tuner_runtime;
-  const TopkTuneReport first =
-      tune_topk(tuner_runtime, DType::kF32, DType::kI64, kRows, kCols, kK, stream.get(), options);
+  const TuneReport<TopkConfig> first =
+      tuner_runtime.tune_topk(DType::kF32, DType::kI64, kRows, kCols, kK, options, stream.get());
   REQUIRE(first.candidates.size() >= 2);
   CHECK(first.candidates.front().config == first.heuristic);
-  const TopkCandidateResult* winner = first.find(first.winner);
-  const TopkCandidateResult* heuristic = first.find(first.heuristic);
+  const TuneCandidate<TopkConfig>* winner = first.find(first.winner);
+  const TuneCandidate<TopkConfig>* heuristic = first.find(first.heuristic);
   REQUIRE(winner != nullptr);
   REQUIRE(heuristic != nullptr);
   CHECK(winner->status == "ok");
@@ -186,9 +183,9 @@ TEST_CASE("softmax_topk tuning: a verified winner, a wrong candidate never wins,
 
   // The heuristic's pick now writes a wrong index: it is rejected, and something else wins.
   options.sabotage = first.heuristic;
-  const TopkTuneReport second =
-      tune_topk(tuner_runtime, DType::kF32, DType::kI64, kRows, kCols, kK, stream.get(), options);
-  const TopkCandidateResult* sabotaged = second.find(first.heuristic);
+  const TuneReport<TopkConfig> second =
+      tuner_runtime.tune_topk(DType::kF32, DType::kI64, kRows, kCols, kK, options, stream.get());
+  const TuneCandidate<TopkConfig>* sabotaged = second.find(first.heuristic);
   REQUIRE(sabotaged != nullptr);
   CHECK(sabotaged->status.rfind("wrong", 0) == 0);
   REQUIRE(second.winner != first.heuristic);

@@ -3,7 +3,7 @@
 // candidate that computes a wrong answer never wins.
 #include <doctest/doctest.h>
 
-#include "autotune/tuner.h"
+#include "kjit/runtime.hpp"
 #include "quick_tuning.h"
 #include "support/device_buffer.h"
 
@@ -13,13 +13,12 @@ TEST_CASE("tuning picks a verified winner no slower than the heuristic") {
   KJIT_REQUIRE_GPU();
   Runtime runtime;
   Stream stream = create_stream();
-  const TuneReport report =
-      tune_rowwise(runtime, RowOp::kSoftmax, DType::kF32, DType::kF32, 512, 4096, stream.get(),
-                   test::quick_tune_options());
+  const TuneReport<KernelConfig> report = runtime.tune(
+      RowOp::kSoftmax, DType::kF32, DType::kF32, 512, 4096, test::quick_tune_options(), stream.get());
   REQUIRE(report.candidates.size() >= 2);
   CHECK(report.candidates.front().config == report.heuristic);
-  const CandidateResult* winner = report.find(report.winner);
-  const CandidateResult* heuristic = report.find(report.heuristic);
+  const TuneCandidate<KernelConfig>* winner = report.find(report.winner);
+  const TuneCandidate<KernelConfig>* heuristic = report.find(report.heuristic);
   REQUIRE(winner != nullptr);
   REQUIRE(heuristic != nullptr);
   CHECK(winner->status == "ok");
@@ -36,13 +35,13 @@ TEST_CASE("a candidate with a wrong answer is rejected and never wins") {
   KJIT_REQUIRE_GPU();
   Runtime runtime;
   Stream stream = create_stream();
-  const TuneReport first = tune_rowwise(runtime, RowOp::kLogSoftmax, DType::kBF16, DType::kBF16,
-                                        64, 2048, stream.get(), test::quick_tune_options());
-  TuneOptions options = test::quick_tune_options();
+  const TuneReport<KernelConfig> first = runtime.tune(
+      RowOp::kLogSoftmax, DType::kBF16, DType::kBF16, 64, 2048, test::quick_tune_options(), stream.get());
+  TuneOptions<KernelConfig> options = test::quick_tune_options();
   options.sabotage = first.winner;  // the fastest config now writes a wrong element
-  const TuneReport second = tune_rowwise(runtime, RowOp::kLogSoftmax, DType::kBF16, DType::kBF16,
-                                         64, 2048, stream.get(), options);
-  const CandidateResult* sabotaged = second.find(first.winner);
+  const TuneReport<KernelConfig> second = runtime.tune(
+      RowOp::kLogSoftmax, DType::kBF16, DType::kBF16, 64, 2048, options, stream.get());
+  const TuneCandidate<KernelConfig>* sabotaged = second.find(first.winner);
   REQUIRE(sabotaged != nullptr);
   CHECK(sabotaged->status.rfind("wrong", 0) == 0);
   CHECK(second.winner != first.winner);

@@ -7,17 +7,15 @@
 
 #include "kjit/config.hpp"
 #include "kjit/options.hpp"
+#include "kjit/tuning.hpp"
 #include "kjit/types.hpp"
 
 namespace kjit {
 
 class Dispatcher;
-struct TuneReport;
-struct TopkTuneReport;
 
-/// What the dispatcher chose for one call: the config, the kernel and its resources.
-struct KernelReport {
-  KernelConfig config;
+/// What the dispatcher chose for one call: the kernel and its resources.
+struct KernelReportBase {
   std::string kernel_key;      ///< digest of the kernel (cubin) key
   std::string name_expression; ///< e.g. kjit::row_regs<0, kjit::Io<float, float>, 1024, 4, 32, 128>
   std::string arch;            ///< e.g. sm_90
@@ -28,6 +26,14 @@ struct KernelReport {
   std::size_t cubin_bytes = 0;
   double compile_ms = 0.0;     ///< 0 when it came from a cache
 };
+
+/// The same with the op family's config.
+template <typename Config>
+struct KernelReportOf : KernelReportBase {
+  Config config;
+};
+using KernelReport = KernelReportOf<KernelConfig>;
+using TopkKernelReport = KernelReportOf<TopkConfig>;
 
 /// The entry point of kjit: owns the compiled kernels of every device context it has served.
 /// Thread-safe; one Runtime per process is the intended use. GPU calls run in the calling
@@ -58,7 +64,7 @@ class Runtime {
                                 void* stream = nullptr);
   /// The kernel softmax_topk would use (or `config`'s, when given), compiled and loaded
   /// without launching anything.
-  KernelReport explain_topk(const TopkArgs& args, const TopkConfig* config = nullptr);
+  TopkKernelReport explain_topk(const TopkArgs& args, const TopkConfig* config = nullptr);
 
   /// Runs `op` with the given config instead of the dispatcher's choice (zero fields are
   /// filled in). Throws Error(kErrorInvalidConfig) when the config cannot run this problem.
@@ -73,13 +79,25 @@ class Runtime {
   /// that a later run_with_config launches at once. Safe to call from many threads.
   KernelReport prepare(RowOp op, const RowwiseArgs& args, const KernelConfig& config);
 
-  /// Stores a tuning result (see autotune/tuner.h) as the record that calls of its problem class
-  /// use from now on (with KJIT_TUNE=cached or first-use), in this process and on disk.
-  void record_tuning(const TuneReport& report);
-  /// The same for a softmax_topk tuning (see autotune/topk_tuner.h).
-  void record_tuning(const TopkTuneReport& report);
+  /// Tunes `op` for contiguous [rows, cols] tensors of the given dtypes on the current device,
+  /// on buffers of its own (never the caller's), on `stream` (null: a stream of its own).
+  TuneReport<KernelConfig> tune(RowOp op, DType in_dtype, DType out_dtype, std::int64_t rows,
+                                std::int64_t cols, const TuneOptions<KernelConfig>& options = {},
+                                void* stream = nullptr);
+  /// Tunes softmax_topk for contiguous [rows, cols] logits, `k` and `idx_dtype` (flags 0,
+  /// temperature 1, no per-row k).
+  TuneReport<TopkConfig> tune_topk(DType in_dtype, DType idx_dtype, std::int64_t rows,
+                                   std::int64_t cols, int k,
+                                   const TuneOptions<TopkConfig>& options = {},
+                                   void* stream = nullptr);
+
+  /// Stores a tuning result as the record that calls of its problem class use from now on (with
+  /// KJIT_TUNE=cached or first-use), in this process and on disk. False when the disk refused it.
+  bool record_tuning(const TuneReport<KernelConfig>& report);
+  bool record_tuning(const TuneReport<TopkConfig>& report);
 
  private:
+  friend struct RuntimeAccess;  // kjit's own tools reach the dispatcher (runtime/runtime_access.h)
   std::unique_ptr<Dispatcher> dispatcher_;
 };
 

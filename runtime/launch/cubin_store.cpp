@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runtime/cubin_store.h"
+#include "runtime/launch/cubin_store.h"
 
 #include <nlohmann/json.hpp>
 

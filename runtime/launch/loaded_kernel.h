@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// A kernel loaded into one context, and the launch of a row-wise kernel with it.
+// A kernel loaded into one context, and what launching it takes.
 #pragma once
 
 #include <memory>
 
-#include "kjit/config.hpp"
-#include "kernel_sources/row_params.cuh"
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/driver/handles.h"
-#include "runtime/ops/rowwise_kernels.h"
-#include "runtime/row_claims.h"
+#include "runtime/launch/launch_shape.h"
+#include "runtime/launch/row_claims.h"
 
 namespace kjit {
 
@@ -35,20 +33,22 @@ std::shared_ptr<const LoadedKernel> load_kernel(std::shared_ptr<const CompiledKe
 /// otherwise: LaunchShape::dependent_past_one_round).
 bool launches_as_dependent(const LaunchShape& shape, std::int64_t grid, std::int64_t rows) noexcept;
 
-/// What the hot path needs for one problem class: the function, its config and launch shape.
+/// What the hot path needs for one problem class: the function and its launch shape.
 struct Launchable {
   std::shared_ptr<const LoadedKernel> kernel;
-  KernelConfig config;
   LaunchShape shape;
-  /// The ring's: its context's counters, one taken by each launch (null: fixed rows).
+  /// Kernels whose blocks claim rows from a counter (the ring): their context's counters, one
+  /// taken by each launch (null: fixed rows).
   std::shared_ptr<RowClaimCounters> row_claims;
 
-  /// Launches over params.rows rows on `stream`. No allocation, no synchronization (but for the
-  /// ring's row-claim counters, allocated once a context by its first ring launch).
-  void launch(const RowParams& params, CUstream stream) const;
   /// Launches `grid` blocks with one argument block (the kernel's whole parameter list), as a
   /// programmatic dependent of the kernel before it when `dependent`.
   void launch_blocks(void* argument_block, unsigned grid, CUstream stream, bool dependent) const;
+};
+
+/// Per-context resources an op family's launches may take (op_family.h, bind).
+struct ContextResources {
+  std::shared_ptr<RowClaimCounters> row_claims = std::make_shared<RowClaimCounters>();
 };
 
 }  // namespace kjit

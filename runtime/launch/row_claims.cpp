@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runtime/row_claims.h"
+#include "runtime/launch/row_claims.h"
 
 #include "kjit/error.hpp"
 #include "runtime/log.h"

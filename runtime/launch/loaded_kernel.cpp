@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runtime/loaded_kernel.h"
+#include "runtime/launch/loaded_kernel.h"
 
 namespace kjit {
 namespace {
@@ -84,13 +84,6 @@ std::shared_ptr<const LoadedKernel> load_kernel(std::shared_ptr<const CompiledKe
   loaded->usage = compiled->usage.found ? compiled->usage : usage_of(loaded->function);
   loaded->compiled = std::move(compiled);
   return loaded;
-}
-
-void Launchable::launch(const RowParams& params, CUstream stream) const {
-  const std::int64_t grid = rowwise_grid(shape, params.rows);
-  RowParams launched = params;
-  if (row_claims) launched.row_claims = row_claims->for_launch(stream);
-  launch_blocks(&launched, static_cast<unsigned>(grid), stream, launches_as_dependent(shape, grid, params.rows));
 }
 
 bool launches_as_dependent(const LaunchShape& shape, std::int64_t grid, std::int64_t rows) noexcept {

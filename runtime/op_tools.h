@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// Every op family seen through one type-erased interface, for the tools that work from a call's
+// description instead of tensors (the CLI's compile, precompile, tune and inspect). Calls are
+// JSON objects such as {"op": "softmax", "dtype": "bf16", "rows": 64, "cols": 4096}, with each
+// family's fields (op_family.h, problem_from_json).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kjit/runtime.hpp"
+#include "kjit/tuning.hpp"
+#include "runtime/compiler/kernel_spec.h"
+#include "runtime/driver/context.h"
+#include "runtime/launch/launch_shape.h"
+
+namespace kjit {
+
+/// The kernel the heuristics (or a forced algorithm) pick for a call on a device.
+struct PlannedKernel {
+  nlohmann::ordered_json planned;  ///< the problem the class is planned for (rows bucketed, ...)
+  std::string config;              ///< e.g. "warp pack=4 threads=128 group=32 cluster=1"
+  std::string config_json;
+  KernelSpec spec;
+  LaunchShape shape;
+};
+
+/// A tuning's outcome with the configs as text.
+struct TuneSummary {
+  struct Candidate {
+    std::string config;
+    std::string status;
+    Timing timing;
+    bool reused = false;
+    bool winner = false;
+    bool heuristic = false;
+  };
+  std::string description;
+  std::string device;
+  std::string log_json;  ///< TuneReport::to_json
+  double seconds = 0.0;
+  double moved_bytes = 0.0;
+  TunePhases phases;
+  std::vector<Candidate> candidates;  ///< in the fixed candidate order
+  bool stored = false;                ///< the record went to disk (with `save`)
+};
+
+class OpTools {
+ public:
+  virtual ~OpTools() = default;
+  /// The op names the family serves.
+  virtual std::vector<std::string> ops() const = 0;
+  /// The call fields the family reads.
+  virtual std::vector<std::string> fields() const = 0;
+  /// Throws Error(kErrorInvalidArgument) naming the field when the call is not a valid one.
+  virtual void check(const nlohmann::json& call) const = 0;
+  /// The call's tuning class on `device` (one tuning serves every call of a class).
+  virtual std::string class_key(const nlohmann::json& call, const DeviceProps& device) const = 0;
+  /// `algorithm` "auto": the heuristics' pick; else that algorithm, completed for the call.
+  /// Throws Error naming the field or the algorithm when the call or the choice is invalid.
+  virtual PlannedKernel plan(const nlohmann::json& call, const DeviceProps& device,
+                             const std::string& algorithm) const = 0;
+  /// Tunes the call's class on the current GPU; with `reuse_record`, candidates a stored record
+  /// timed keep their times; with `save`, the winner becomes the class's record.
+  virtual TuneSummary tune(Runtime& runtime, const nlohmann::json& call, bool reuse_record,
+                           bool save) const = 0;
+};
+
+/// Every op family's tools, in a fixed order (runtime/op_registry.cpp).
+const std::vector<const OpTools*>& all_op_tools();
+/// The tools of the family serving `op`; throws Error(kErrorInvalidArgument) naming `op` and the
+/// known ones.
+const OpTools& op_tools(const std::string& op);
+/// Every op name, comma-separated (for help texts and messages).
+std::string known_ops();
+
+}  // namespace kjit

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// OpTools written once over the op-family interface (runtime/ops/op_family.h).
+#pragma once
+
+#include "runtime/op_tools.h"
+#include "runtime/runtime_access.h"
+
+namespace kjit {
+
+template <typename Family>
+class OpToolsFor : public OpTools {
+ public:
+  std::vector<std::string> ops() const override { return Family::ops(); }
+  std::vector<std::string> fields() const override { return Family::fields(); }
+
+  void check(const nlohmann::json& call) const override { Family::problem_from_json(call); }
+
+  std::string class_key(const nlohmann::json& call, const DeviceProps& device) const override {
+    const auto planned = Family::planned(Family::problem_from_json(call));
+    return TuneRecords::key_text<Family>(device, Family::key_of(planned));
+  }
+
+  PlannedKernel plan(const nlohmann::json& call, const DeviceProps& device,
+                     const std::string& algorithm) const override {
+    const auto planned = Family::planned(Family::problem_from_json(call));
+    typename Family::Config config = Family::pick(planned, device);
+    if (algorithm != "auto") {
+      config = Family::complete(planned, device, Family::partial_config(algorithm));
+      if (const Verdict verdict = Family::can_implement(planned, device, config); !verdict)
+        throw Error(Status::kErrorInvalidArgument, "algorithm " + algorithm + ": " + verdict.reason);
+    }
+    PlannedKernel plan;
+    plan.planned = Family::describe(planned);
+    plan.config = config.to_string();
+    plan.config_json = config.to_json();
+    plan.spec = Family::kernel_spec(planned, config);
+    plan.shape = Family::launch_shape(planned, config, device);
+    return plan;
+  }
+
+  TuneSummary tune(Runtime& runtime, const nlohmann::json& call, bool reuse_record,
+                   bool save) const override {
+    Dispatcher& dispatcher = RuntimeAccess::dispatcher(runtime);
+    TuneOptions<typename Family::Config> options;
+    options.reuse_record = reuse_record;
+    const auto report = dispatcher.tune<Family>(Family::problem_from_json(call), options, nullptr);
+    TuneSummary summary;
+    if (save) summary.stored = dispatcher.record<Family>(report);
+    summary.description = report.description;
+    summary.device = report.device;
+    summary.log_json = report.to_json();
+    summary.seconds = report.seconds;
+    summary.moved_bytes = report.moved_bytes;
+    summary.phases = report.phases;
+    for (const auto& c : report.candidates)
+      summary.candidates.push_back({c.config.to_string(), c.status, c.timing, c.reused,
+                                    c.config == report.winner, c.config == report.heuristic});
+    return summary;
+  }
+};
+
+}  // namespace kjit

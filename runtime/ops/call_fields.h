@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reading a call's description (a JSON object such as {"op": "softmax", "dtype": "bf16",
+// "rows": 64, "cols": 4096}) for the tools that plan, compile and tune without tensors: each family's
+// problem_from_json. Every error names the field.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kjit/types.hpp"
+
+namespace kjit {
+
+/// Field `name` as a string; `fallback` when absent (empty fallback: the field is required).
+std::string string_field(const nlohmann::json& call, const char* name, const std::string& fallback = {});
+/// Field `name` as an integer; `fallback` when absent (a negative fallback: required).
+std::int64_t integer_field(const nlohmann::json& call, const char* name, std::int64_t fallback = -1);
+/// Field `name` as a dtype name; `fallback` when absent.
+DType dtype_field(const nlohmann::json& call, const char* name, DType fallback);
+
+/// Stand-in device addresses for validating a call without tensors: aligned like real
+/// allocations (only their alignment matters) and far enough apart that buffers of any size
+/// never seem to overlap.
+const void* stand_in_address(int which) noexcept;
+
+}  // namespace kjit
