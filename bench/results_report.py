@@ -200,7 +200,7 @@ def header_lines(header, device, copy_gbps, torch_version, missing):
     lines.append(f"- Date: {header.date}; commit {header.commit}")
     if copy_gbps:
         lines.append(f"- Copy bandwidth: {copy_gbps:.0f} GB/s (a 256 MB device-to-device copy, "
-                     "bytes read + written; each table's `% copy` uses the value measured in its "
+                     "bytes read + written; each table's % copy uses the value measured in its "
                      "own process)")
     lines += ["", "Every kernel time is a median of CUDA-event timings of many launches captured "
               "in one CUDA graph and replayed after warm-up. Inputs rotate over more than twice "
@@ -327,7 +327,8 @@ def tune_section(header, tune_source, tunes, pair_source, heuristic, tuned):
             configs = [c.get("config", {}) for c in log.get("candidates", [])]
             kernels = {json.dumps({k: v for k, v in c.items() if k != "cluster_grid"}, sort_keys=True)
                        for c in configs}
-            count = f"{len(configs)}" + (f" ({len(kernels)} kernels)" if len(kernels) != len(configs) else "")
+            count = f"{len(configs)}" + (f" ({len(kernels)} kernel{'s' if len(kernels) != 1 else ''})"
+                                         if len(kernels) != len(configs) else "")
             phases = log.get("phase_seconds", {})
             split = " / ".join(fmt(phases.get(p), ".2f") for p in ("setup", "compile", "check", "timing"))
             rows.append((dtype_name(log.get("in", "?")), f"{log.get('rows')}x{log.get('cols')}", count,

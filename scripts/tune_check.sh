@@ -40,7 +40,9 @@ try:
     log = json.load(open(sys.argv[1]))["log"]
 except (ValueError, KeyError):
     print("- | - (kjit tune failed; see the .stderr file)"); sys.exit()
-name = lambda c: " ".join([c["algorithm"]] + [f"{k}={v}" for k, v in c.items() if k != "algorithm"])
+def name(c):  # as KernelConfig::to_string prints it
+    words = [c["algorithm"]] + [f"{k}={v}" for k, v in c.items() if k not in ("algorithm", "cluster_grid")]
+    return " ".join(words + (["grid=per_row"] if c.get("cluster_grid") == "per_row" else []))
 print(f"{name(log['winner'])} | {name(log['heuristic'])}")
 PY
 )
