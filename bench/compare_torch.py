@@ -6,10 +6,12 @@ Calls libkjit's C API through ctypes on torch tensors; checks each result agains
 float64, then times kjit and torch the same way: many launches captured in one CUDA graph,
 replayed; median of CUDA-event timings; input buffers rotate over more than twice the L2.
 
-usage: compare_torch.py LIBKJIT.so [--out RESULTS.md] [--quick]
+usage: compare_torch.py LIBKJIT.so [--out FILE.md] [--json FILE.json] [--quick] [--only OP]
 """
 import argparse
 import ctypes
+import datetime
+import json
 import sys
 
 import torch
@@ -81,20 +83,24 @@ def bench_case(kjit, op, dtype, rows, cols, copy_bw):
     torch_us = graph_time_us(lambda i: reference(xs[i % sets]), count)
     gbps = bytes_moved / (kjit_us * 1e3)
     return {"op": op, "dtype": str(dtype).replace("torch.", ""), "shape": f"{rows}x{cols}",
-            "kjit_us": kjit_us, "gbps": gbps, "pct_copy": 100 * gbps * 1e9 / copy_bw,
+            "rows": rows, "cols": cols, "kjit_us": kjit_us, "gbps": gbps, "pct_copy": 100 * gbps * 1e9 / copy_bw,
             "torch_us": torch_us, "speedup": torch_us / kjit_us, "max_err": err}
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("lib")
-    parser.add_argument("--out")
+    parser.add_argument("--out", help="write the markdown table here")
+    parser.add_argument("--json", help="write the results here as JSON (bench/results_report.py reads it)")
     parser.add_argument("--quick", action="store_true", help="skip log_softmax")
     parser.add_argument("--only", help="run only this op")
     args = parser.parse_args()
     kjit = Kjit(args.lib)
     copy_bw = copy_bandwidth()
     device = torch.cuda.get_device_name()
+    meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "device": device, "copy_gbps": copy_bw / 1e9, "torch": torch.__version__}
+    results = []
     lines = [f"device: {device}; copy bandwidth {copy_bw / 1e9:.0f} GB/s (read + write); "
              f"torch {torch.__version__}", "",
              "| op | dtype | shape | kjit us | GB/s | % copy | torch us | speedup | max err |",
@@ -110,6 +116,11 @@ def main():
         cases = [c for c in cases if c[0] == args.only]
     for op, dtype, rows, cols in cases:
         r = bench_case(kjit, op, dtype, rows, cols, copy_bw)
+        results.append(r)
+        if args.json:  # rewritten after every case, so a run that dies part way keeps what it measured
+            with open(args.json, "w") as f:
+                json.dump({**meta, "results": results}, f, indent=1)
+                f.write("\n")
         line = (f"| {r['op']} | {r['dtype']} | {r['shape']} | {r['kjit_us']:.2f} | {r['gbps']:.0f} | "
                 f"{r['pct_copy']:.1f} | {r['torch_us']:.2f} | {r['speedup']:.2f}x | {r['max_err']:.1e} |")
         lines.append(line)

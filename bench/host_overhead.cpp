@@ -104,8 +104,8 @@ HostOverhead measure_host_overhead(std::int64_t rows, std::int64_t cols) {
   bare.numAttrs = attribute_count;
 
   // Batches of the two alternate, and each side's median batch counts: the host's clock speed
-  // drifts between runs (a bare launch took 3.6-5.2 us in consecutive processes on the H100
-  // machine), and timing one side after the other put that drift into the difference.
+  // drifts between runs, and timing one side after the other put that drift into the difference
+  // (docs/experiments/host-overhead.md).
   std::vector<double> kjit_batches, bare_batches;
   for (int batch = 0; batch < kBatches; ++batch) {
     kjit_batches.push_back(batch_us(stream.get(), [&] {

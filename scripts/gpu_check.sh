@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# On the GPU machine: build, run every test (GPU suites included), the demo, the C++ benchmark,
+# On a GPU host: build, run every test (GPU suites included), the demo, the C++ benchmark,
 # the tuner's targets (scripts/tune_check.sh) and the comparisons with torch (softmax family;
-# softmax + top-K). Logs go to $OUT (default ./out).
+# softmax + top-K), then write $OUT/RESULTS.md from their outputs (bench/results_report.py;
+# copy it to bench/RESULTS.md). Logs go to $OUT (default ./out).
 #   bash scripts/gpu_check.sh [--quick]
 # STEPS="build tests demo bench host tune torch topk topk_tune" (the default: all but
 # topk_tune, which prints every top-K candidate's time at a few shapes) picks steps, so a run
 # can be split over calls with a time limit; the build folder is reused. TESTS_REGEX narrows the
-# tests step to the matching ctest names; TOPK_CELLS narrows the top-K comparison.
+# tests step to the matching ctest names; TOPK_CELLS narrows the top-K comparison. KJIT_COMMIT
+# names the commit in RESULTS.md where the tree is not a git checkout.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
 status=0
+
+commit=${KJIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+printf '{"date": "%s", "commit": "%s", "steps": "%s"}\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" \
+  "$commit" "${STEPS:-build tests demo bench host tune torch topk}" >"$OUT/run.json"
 
 STEPS=${STEPS:-build tests demo bench host tune torch topk}
 step() { echo; echo "=== $1"; }
@@ -22,7 +28,7 @@ wants() { [[ " $STEPS " == *" $1 "* ]]; }
 if wants build; then
   step "configure + build"
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release ${KJIT_CMAKE_ARGS:-} >"$OUT/configure.log" 2>&1 &&
-    cmake --build "$BUILD" -j 16 >"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+    cmake --build "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
   step "kjit info"
   "$BUILD/cli/kjit" info 2>&1 | tee "$OUT/info.log"
 fi
@@ -30,6 +36,8 @@ fi
 if wants tests; then
   step "tests"
   (cd "$BUILD" && ctest --output-on-failure -j 4 --timeout 900 -R "${TESTS_REGEX:-.}") >"$OUT/tests.log" 2>&1 || status=1
+  # Every suite's output, passing ones included (chain counts, visible skips).
+  cp "$BUILD/Testing/Temporary/LastTest.log" "$OUT/tests_full.log" 2>/dev/null
   grep -E "tests passed|tests failed|SKIPPED|Failed|\*\*\*" "$OUT/tests.log" | tail -30
 fi
 
@@ -41,7 +49,7 @@ fi
 
 if wants bench; then
   step "benchmark (C++)"
-  "$BUILD/bench/kjit_bench_rowwise" --json "$OUT/bench_rowwise.json" >"$OUT/bench_rowwise.md" 2>&1 || status=1
+  KJIT_TUNE=off "$BUILD/bench/kjit_bench_rowwise" --json "$OUT/bench_rowwise.json" >"$OUT/bench_rowwise.md" 2>&1 || status=1
   cat "$OUT/bench_rowwise.md"
 fi
 
@@ -61,8 +69,8 @@ fi
 
 if wants torch; then
 step "compare with torch"
-PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_torch.py "$BUILD/runtime/libkjit.so" \
-  --out "$OUT/compare_torch.md" "$@" 2>&1 | tee "$OUT/compare_torch.log" || status=1
+KJIT_TUNE=off PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_torch.py "$BUILD/runtime/libkjit.so" \
+  --out "$OUT/compare_torch.md" --json "$OUT/compare_torch.json" "$@" 2>&1 | tee "$OUT/compare_torch.log" || status=1
 fi
 
 if wants topk; then
@@ -71,7 +79,7 @@ cells=""  # compare_topk.py takes --quick but none of compare_torch.py's other o
 for arg in "$@"; do [ "$arg" = --quick ] && cells=--quick; done
 # TOPK_CELLS="V:B:K[:dtype],..." times only those cells.
 [ -n "${TOPK_CELLS:-}" ] && cells="--cells $TOPK_CELLS"
-PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_topk.py "$BUILD/runtime/libkjit.so" \
+KJIT_TUNE=off PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_topk.py "$BUILD/runtime/libkjit.so" \
   --out "$OUT/compare_topk.md" --json "$OUT/compare_topk.json" $cells 2>&1 |
   tee "$OUT/compare_topk.log" || status=1
 fi
@@ -88,4 +96,7 @@ if wants topk_tune; then
   done
   rm -rf "$cache"
 fi
+
+step "RESULTS.md"
+python3 bench/results_report.py "$OUT" --out "$OUT/RESULTS.md" || status=1
 exit $status
