@@ -145,7 +145,7 @@ def tune_logs(source):
             logs.append(entry)
     # The benchmark's order: f32 before 16-bit types, many narrow rows before few wide ones.
     dtype_order = {"f32": 0, "f16": 1, "bf16": 2}
-    logs.sort(key=lambda e: (dtype_order.get(e["log"].get("in"), 3), -int(e["log"].get("rows") or 0)))
+    logs.sort(key=lambda e: (dtype_order.get(e["log"].get("dtype", e["log"].get("in")), 3), -int(e["log"].get("rows") or 0)))
     return logs or None
 
 
@@ -331,7 +331,7 @@ def tune_section(header, tune_source, tunes, pair_source, heuristic, tuned):
                                          if len(kernels) != len(configs) else "")
             phases = log.get("phase_seconds", {})
             split = " / ".join(fmt(phases.get(p), ".2f") for p in ("setup", "compile", "check", "timing"))
-            rows.append((dtype_name(log.get("in", "?")), f"{log.get('rows')}x{log.get('cols')}", count,
+            rows.append((dtype_name(log.get("dtype", log.get("in", "?"))), f"{log.get('rows')}x{log.get('cols')}", count,
                          fmt(log.get("seconds"), ".2f"), split, f"{entry['wall_s']:.2f}"))
         lines += ["`scripts/tune_check.sh`: `kjit tune --save` for every softmax benchmark shape of "
                   "16M elements or more, each into a fresh cache, so every candidate is compiled. "
