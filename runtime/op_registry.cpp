@@ -1,21 +1,39 @@
 // SPDX-License-Identifier: Apache-2.0
-// The op families the tools know. A new family adds its line here.
+// The op families the tools know: each registers itself (KJIT_REGISTER_OP_FAMILY) from its
+// entry-point file under runtime/ops/<family>/.
 #include <algorithm>
+#include <mutex>
 
 #include "kjit/error.hpp"
-#include "runtime/op_tools_for.h"
-#include "runtime/ops/rowwise/rowwise_family.h"
-#include "runtime/ops/rowwise/rowwise_scratch.h"
-#include "runtime/ops/topk/topk_family.h"
-#include "runtime/ops/topk/topk_scratch.h"
+#include "runtime/op_tools.h"
 
 namespace kjit {
+namespace {
 
-const std::vector<const OpTools*>& all_op_tools() {
-  static const OpToolsFor<RowwiseFamily> rowwise;
-  static const OpToolsFor<TopkFamily> topk;
-  static const std::vector<const OpTools*> tools = {&rowwise, &topk};
-  return tools;
+struct Registry {
+  std::mutex mutex;
+  std::vector<const OpTools*> tools;
+};
+
+Registry& registry() {
+  static Registry instance;
+  return instance;
+}
+
+}  // namespace
+
+void register_op_tools(const OpTools& tools) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.tools.push_back(&tools);
+  std::sort(r.tools.begin(), r.tools.end(),
+            [](const OpTools* a, const OpTools* b) { return a->name() < b->name(); });
+}
+
+std::vector<const OpTools*> all_op_tools() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return r.tools;
 }
 
 std::string known_ops() {

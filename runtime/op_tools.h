@@ -50,6 +50,8 @@ struct TuneSummary {
 class OpTools {
  public:
   virtual ~OpTools() = default;
+  /// The family's name (op_family.h, kName).
+  virtual std::string name() const = 0;
   /// The op names the family serves.
   virtual std::vector<std::string> ops() const = 0;
   /// The call fields the family reads.
@@ -68,8 +70,11 @@ class OpTools {
                            bool save) const = 0;
 };
 
-/// Every op family's tools, in a fixed order (runtime/op_registry.cpp).
-const std::vector<const OpTools*>& all_op_tools();
+/// Adds a family's tools to the registry (KJIT_REGISTER_OP_FAMILY in runtime/op_tools_for.h
+/// does it when the library loads).
+void register_op_tools(const OpTools& tools);
+/// Every registered family's tools, ordered by family name.
+std::vector<const OpTools*> all_op_tools();
 /// The tools of the family serving `op`; throws Error(kErrorInvalidArgument) naming `op` and the
 /// known ones.
 const OpTools& op_tools(const std::string& op);

@@ -10,6 +10,7 @@ namespace kjit {
 template <typename Family>
 class OpToolsFor : public OpTools {
  public:
+  std::string name() const override { return Family::kName; }
   std::vector<std::string> ops() const override { return Family::ops(); }
   std::vector<std::string> fields() const override { return Family::fields(); }
 
@@ -59,4 +60,17 @@ class OpToolsFor : public OpTools {
   }
 };
 
+/// Registers a family's tools when the library loads; one line in the family's entry-point file.
+template <typename Family>
+struct OpToolsRegistration {
+  OpToolsRegistration() {
+    static const OpToolsFor<Family> tools;
+    register_op_tools(tools);
+  }
+};
+
 }  // namespace kjit
+
+#define KJIT_REGISTER_OP_FAMILY(Family) \
+  static const ::kjit::OpToolsRegistration<Family> kjit_registered_##Family
+

@@ -18,6 +18,7 @@ LAYERS = [
     ("compiler", r"runtime/compiler/"),
     ("launch", r"runtime/launch/"),
     ("autotune", r"autotune/|runtime/ops/.*_scratch\.(h|cpp)$"),
+    ("runtime", r"runtime/ops/.*_api\.cpp$"),
     ("ops", r"runtime/ops/"),
     ("runtime", r"runtime/"),
 ]
