@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -145,10 +144,7 @@ TopkTuneReport tune_topk(Runtime& runtime, DType in_dtype, DType idx_dtype, std:
   report.heuristic = choose_topk_config(planned, device);
   for (const auto& config : topk_candidates(planned, device)) report.candidates.push_back({config});
 
-  const int threads = options.compile_threads > 0
-                          ? options.compile_threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  compile_all(report.candidates, threads, [&](TopkCandidateResult& candidate) {
+  compile_all(report.candidates, options.compile_threads, [&](TopkCandidateResult& candidate) {
     runtime.explain_topk(scratch.args(0), &candidate.config);
   });
 

@@ -178,9 +178,6 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
   if (options.previous_log)
     reuse_previous(report.candidates, TuneReport::candidates_from_json(*options.previous_log));
 
-  const int threads = options.compile_threads > 0
-                          ? options.compile_threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto phase_start = std::chrono::steady_clock::now();
   report.phases.setup = seconds_since(start);
   Bench bench{scratch, allocate_device(output_bytes(scratch)), nullptr};
@@ -188,7 +185,7 @@ TuneReport tune_rowwise(Runtime& runtime, RowOp op, DType in_dtype, DType out_dt
   // compiled alone afterwards added about 0.3 s to every shape whose candidates lack it).
   SideCompile check_compile([&] { bench.check = std::make_unique<DeviceOutputCheck>(out_dtype, device); });
   SideCompile reference_compile([&] { runtime.prepare(op, scratch.args(0), kReferenceConfig); });
-  compile_all(report.candidates, threads, [&](CandidateResult& candidate) {
+  compile_all(report.candidates, options.compile_threads, [&](CandidateResult& candidate) {
     if (!candidate.reused) runtime.prepare(op, scratch.args(0), candidate.config);
   });
   check_compile.finish();
