@@ -6,35 +6,28 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "autotune/measure.h"
 #include "kjit/error.hpp"
+#include "runtime/parallel_for.h"
 
 namespace kjit {
 
-/// Calls `compile(candidate)` for every candidate on `threads` threads (compiling and loading
-/// each); a candidate that fails is marked failed, not thrown.
+/// Calls `compile(candidate)` for every candidate (compiling and loading each) on `threads`
+/// threads (0: one per hardware thread); a candidate that fails is marked failed, not thrown.
 template <typename Result, typename Compile>
 void compile_all(std::vector<Result>& results, int threads, Compile compile) {
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t i = next++; i < results.size(); i = next++) {
-      try {
-        compile(results[i]);
-      } catch (const Error& e) {
-        results[i].status = std::string("failed: ") + e.what();
-      }
+  parallel_for(results.size(), threads, [&](std::size_t i) {
+    try {
+      compile(results[i]);
+    } catch (const Error& e) {
+      results[i].status = std::string("failed: ") + e.what();
     }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-  for (auto& thread : pool) thread.join();
+  });
 }
 
 /// Times a candidate whose `enqueue` rotates over `sets` buffer sets. `best_us` is the fastest

@@ -5,9 +5,9 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <thread>
 
 #include "autotune/scratch_rows.h"
+#include "runtime/parallel_for.h"
 
 namespace kjit {
 
@@ -46,21 +46,18 @@ std::string compare_outputs(const std::vector<unsigned char>& got,
                             const std::vector<unsigned char>& reference, DType out) {
   const std::size_t elements = reference.size() / size_of(out);
   if (got.size() != reference.size()) return "wrong: the output has the wrong size";
-  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
-  const std::size_t chunk = (elements + threads - 1) / threads;
+  // One index per chunk: an index per element would cost an atomic per element.
+  const int threads = std::min(hardware_threads(), 16);
+  const std::size_t chunk = (elements + threads - 1) / static_cast<std::size_t>(threads);
   std::atomic<std::size_t> first{elements};
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) {
+  parallel_for(static_cast<std::size_t>(threads), threads, [&](std::size_t t) {
     const std::size_t begin = std::min(elements, t * chunk), end = std::min(elements, begin + chunk);
-    pool.emplace_back([&, begin, end] {
-      const std::size_t bad = first_mismatch(got.data(), reference.data(), out, begin, end);
-      if (bad == end) return;  // this chunk agrees
-      std::size_t seen = first.load();
-      while (bad < seen && !first.compare_exchange_weak(seen, bad)) {
-      }
-    });
-  }
-  for (auto& thread : pool) thread.join();
+    const std::size_t bad = first_mismatch(got.data(), reference.data(), out, begin, end);
+    if (bad == end) return;  // this chunk agrees
+    std::size_t seen = first.load();
+    while (bad < seen && !first.compare_exchange_weak(seen, bad)) {
+    }
+  });
   if (first == elements) return {};
   const std::size_t size = size_of(out);
   return mismatch_message(first.load(), decode_float(&got[first * size], out),

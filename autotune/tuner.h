@@ -19,7 +19,6 @@
 #include <chrono>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "autotune/candidate_race.h"
@@ -113,9 +112,6 @@ TuneReport<typename Family::Config> tune_class(KernelRunner<Family>& runner,
   if (previous_log)
     tuning_detail::reuse_previous(report.candidates,
                                   TuneReport<Config>::candidates_from_json(*previous_log));
-  const int threads = options.compile_threads > 0
-                          ? options.compile_threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   report.phases.setup = seconds_since(start);
 
   // The check's kernel and the reference compile beside the candidates.
@@ -123,7 +119,10 @@ TuneReport<typename Family::Config> tune_class(KernelRunner<Family>& runner,
   const Config reference = Family::reference(planned);
   SideCompile check_compile([&] { scratch.prepare_check(device); });
   SideCompile reference_compile([&] { runner.prepare(scratch.call(0), reference); });
-  compile_all(report.candidates, threads, [&](TuneCandidate<Config>& candidate) {
+  // Every compile thread works in the caller's context, which need not be the primary one.
+  const CUcontext context = current_or_primary_context();
+  compile_all(report.candidates, options.compile_threads, [&](TuneCandidate<Config>& candidate) {
+    KJIT_CU(cuCtxSetCurrent, context);
     if (!candidate.reused) runner.prepare(scratch.call(0), candidate.config);
   });
   check_compile.finish();

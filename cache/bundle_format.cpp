@@ -78,13 +78,15 @@ bool parse_bundle_header(std::string_view bytes, std::uint64_t file_size, Bundle
   header.index_size = reader.get_u64();
   header.index_checksum = reader.get_u64();
   const std::uint64_t stored = reader.get_u64();
-  if (checksum64(bytes.substr(0, kHeaderBodySize)) != stored) {
-    problem = "header checksum mismatch";
-    return false;
-  }
+  // The version first: another version's checksum may be computed differently, and its
+  // bundle is then stale, not damaged.
   if (version != kBundleFormatVersion) {
     problem = "bundle format version " + std::to_string(version) + ", expected " +
               std::to_string(kBundleFormatVersion);
+    return false;
+  }
+  if (checksum64(bytes.substr(0, kHeaderBodySize)) != stored) {
+    problem = "header checksum mismatch";
     return false;
   }
   // Written in this order, so a file of any other size was cut short or appended to.

@@ -19,8 +19,9 @@
 
 namespace kjit::cache {
 
-/// Bumped whenever the container layout changes; older bundles are then refused.
-inline constexpr std::uint32_t kBundleFormatVersion = 1;
+/// Bumped whenever the container layout or its checksums change; older bundles are then
+/// refused. Version 2 checksums with XXH3-64.
+inline constexpr std::uint32_t kBundleFormatVersion = 2;
 /// Size of the fixed header at offset 0.
 inline constexpr std::size_t kBundleHeaderSize = 56;
 

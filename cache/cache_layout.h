@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Where things live in a cache folder: <dir>/v1/<kind>/<2 hex>/<digest>.bin, plus the
+// Where things live in a cache folder: <dir>/v2/<kind>/<2 hex>/<digest>.bin, plus the
 // <digest>.lock files and in-flight temp files beside them.
 #pragma once
 
@@ -11,8 +11,9 @@
 namespace kjit::cache {
 
 /// Top folder of this layout; it moves together with kEntryFormatVersion and the digest function,
-/// so an upgraded runtime starts from an empty tree instead of misreading an old one.
-inline constexpr std::string_view kLayoutVersion = "v1";
+/// so an upgraded runtime starts from an empty tree instead of misreading an old one. v1 named
+/// files by a hash of the project's own; v2 by XXH3-128.
+inline constexpr std::string_view kLayoutVersion = "v2";
 /// Suffix of entry files.
 inline constexpr std::string_view kEntrySuffix = ".bin";
 /// Suffix of per-key lock files.
@@ -39,9 +40,9 @@ class CacheLayout {
 
   /// The cache folder as given.
   const std::string& dir() const { return dir_; }
-  /// <dir>/v1
+  /// <dir>/v2
   std::string root() const;
-  /// <dir>/v1/<kind>/<first two hex of digest>
+  /// <dir>/v2/<kind>/<first two hex of digest>
   std::string shard_dir(std::string_view kind, const std::string& digest) const;
   /// <shard>/<digest>.bin
   std::string entry_path(std::string_view kind, const std::string& digest) const;

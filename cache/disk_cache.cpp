@@ -18,7 +18,7 @@
 namespace kjit::cache {
 namespace {
 
-// The folder and its v1 tree are judged together: a private folder holding a v1 tree that
+// The folder and its layout tree are judged together: a private folder holding a tree that
 // someone else can write to is just as unsafe.
 DirCheck check_folder(const CacheLayout& layout) {
   DirCheck check = prepare_private_dir(layout.dir());

@@ -48,7 +48,7 @@ struct PruneReport {
   std::uint64_t bytes_after = 0;    ///< total entry bytes after
 };
 
-/// A cache folder laid out as <dir>/v1/<kind>/<2 hex>/<digest>.bin. It never throws on I/O
+/// A cache folder laid out as <dir>/v2/<kind>/<2 hex>/<digest>.bin. It never throws on I/O
 /// trouble: an unusable folder logs one warning and the cache behaves as disabled (unsafe,
 /// missing) or read-only (no write access, full disk). Safe to share between threads.
 class DiskCache {

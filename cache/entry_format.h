@@ -11,8 +11,9 @@
 
 namespace kjit::cache {
 
-/// Bumped whenever the byte layout changes; older entries then read as stale and are replaced.
-inline constexpr std::uint32_t kEntryFormatVersion = 1;
+/// Bumped whenever the byte layout or the checksum changes; older entries then read as stale
+/// and are replaced. Version 2 checksums with XXH3-64.
+inline constexpr std::uint32_t kEntryFormatVersion = 2;
 
 /// One cached item: a compiled cubin or a tuning record, with the key it was made for.
 struct Entry {

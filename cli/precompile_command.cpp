@@ -11,7 +11,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -24,6 +23,7 @@
 #include "runtime/compiler/nvrtc.h"
 #include "runtime/launch/cubin_store.h"
 #include "runtime/op_tools.h"
+#include "runtime/parallel_for.h"
 
 namespace kjit::cli {
 namespace {
@@ -164,36 +164,33 @@ class Progress {
   std::atomic<std::size_t> compiled_{0}, cached_{0}, failed_{0};
 };
 
-/// Takes jobs until none is left. Each worker has its own store, so that the store's compile
-/// counter tells, per job, whether NVRTC ran (another process may have filled the entry).
-void work(const EnvSettings& settings, const std::vector<Job>& jobs, std::atomic<std::size_t>& next,
-          Progress& progress) {
-  CubinStore store(settings);
-  for (std::size_t i = next++; i < jobs.size(); i = next++) {
-    const Job& job = jobs[i];
-    try {
-      const long before = store.compiles();
-      auto kernel = store.get(job.spec, job.arch);
-      if (store.compiles() > before) {
-        progress.compiled(job, kernel->compile_ms);
-      } else {
-        progress.cached(job);
-      }
-    } catch (const std::exception& e) {
-      // One failing kernel must not stop the others, nor escape the thread.
-      progress.failed(job, e.what());
+/// Compiles one job, or finds it cached. A failing kernel is counted, not thrown: it must not
+/// stop the others.
+void run_job(CubinStore& store, const Job& job, Progress& progress) {
+  try {
+    const long before = store.compiles();
+    auto kernel = store.get(job.spec, job.arch);
+    if (store.compiles() > before) {
+      progress.compiled(job, kernel->compile_ms);
+    } else {
+      progress.cached(job);
     }
+  } catch (const std::exception& e) {
+    progress.failed(job, e.what());
   }
 }
 
-void run_jobs(const EnvSettings& settings, const std::vector<Job>& jobs, unsigned threads,
+/// Each worker has its own store, so that the store's compile counter tells, per job, whether
+/// NVRTC ran (another process may have filled the entry).
+void run_jobs(const EnvSettings& settings, const std::vector<Job>& jobs, int threads,
               Progress& progress) {
-  std::atomic<std::size_t> next{0};
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t)
-    pool.emplace_back([&] { work(settings, jobs, next, progress); });
-  work(settings, jobs, next, progress);
-  for (std::thread& thread : pool) thread.join();
+  std::vector<std::unique_ptr<CubinStore>> stores(
+      static_cast<std::size_t>(parallel_workers(jobs.size(), threads)));
+  parallel_for_workers(jobs.size(), threads, [&](std::size_t i, int worker) {
+    std::unique_ptr<CubinStore>& store = stores[static_cast<std::size_t>(worker)];
+    if (!store) store = std::make_unique<CubinStore>(settings);
+    run_job(*store, jobs[i], progress);
+  });
 }
 
 /// Jobs whose entry is not on disk after the run (writes failed, or the size cap pruned them).
@@ -214,9 +211,7 @@ void run_precompile(const PrecompileFlags& flags) {
   auto disk = open_disk_cache(flags.cache_dir, true);
 
   const std::vector<Job> jobs = plan_jobs(calls, archs);
-  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(
-      flags.jobs > 0 ? flags.jobs : hardware, std::max<std::size_t>(1, jobs.size())));
+  const int threads = parallel_workers(jobs.size(), static_cast<int>(flags.jobs));
   const auto start = std::chrono::steady_clock::now();
   Progress progress(jobs.size());
   run_jobs(settings, jobs, threads, progress);
@@ -225,7 +220,7 @@ void run_precompile(const PrecompileFlags& flags) {
 
   std::printf(
       "%zu kernels (%zu calls) in %s: %zu compiled, %zu already cached, %zu failed "
-      "(%.1f s, %u threads)\n",
+      "(%.1f s, %d threads)\n",
       jobs.size(), calls.size(), disk->dir().c_str(), progress.compiled_count(),
       progress.cached_count(), progress.failed_count(), seconds, threads);
   if (progress.failed_count() > 0)

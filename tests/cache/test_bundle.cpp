@@ -7,8 +7,10 @@
 #include <string>
 
 #include "cache/bundle.h"
+#include "cache/bundle_format.h"
 #include "cache/disk_cache.h"
 #include "kjit/error.hpp"
+#include "tests/cache/previous_format.h"
 #include "tests/cache/test_support.h"
 
 using namespace kjit::cache;
@@ -105,6 +107,22 @@ TEST_CASE("a damaged bundle warns once and behaves as empty") {
   DiskCache target(tmp / "target");
   CHECK_THROWS_AS(target.import_bundle(path), kjit::Error);
   CHECK(target.list().empty());
+}
+
+TEST_CASE("a bundle of the previous format is refused as stale, not damaged") {
+  TempDir tmp;
+  const std::string path = tmp / "previous.kjb";
+  write_bytes(path, from_hex(kPreviousEmptyBundleHex));
+  REQUIRE(::chmod(path.c_str(), 0600) == 0);
+  WarningCounter warnings;
+  Bundle bundle(path);
+  CHECK_FALSE(bundle.valid());
+  const std::string expected =
+      "bundle format version 1, expected " + std::to_string(kBundleFormatVersion);
+  CHECK_MESSAGE(bundle.problem().find(expected) != std::string::npos, bundle.problem());
+  CHECK(warnings.count() == 1);
+  DiskCache target(tmp / "target");
+  CHECK_THROWS_AS(target.import_bundle(path), kjit::Error);
 }
 
 TEST_CASE("a missing or group-writable bundle is refused") {

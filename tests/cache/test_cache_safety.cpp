@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "cache/cache_layout.h"
 #include "cache/disk_cache.h"
 #include "tests/cache/test_support.h"
 
@@ -48,11 +49,11 @@ TEST_CASE("a folder writable by everyone is refused") {
   CHECK(find_files(dir, ".bin").size() == 1);  // refused, not deleted
 }
 
-TEST_CASE("a group-writable v1 tree inside a private folder is refused") {
+TEST_CASE("a group-writable layout tree inside a private folder is refused") {
   TempDir tmp;
   const std::string dir = tmp / "cache";
   { DiskCache setup(dir); }
-  REQUIRE(::chmod((dir + "/v1").c_str(), 0770) == 0);
+  REQUIRE(::chmod(CacheLayout(dir).root().c_str(), 0770) == 0);
   WarningCounter warnings;
   DiskCache cache(dir);
   CHECK_FALSE(cache.readable());
@@ -90,7 +91,7 @@ TEST_CASE("a read-only folder still serves what it holds") {
     REQUIRE(setup.put("cubin", kKey, "kept"));
   }
   REQUIRE(::chmod(dir.c_str(), 0500) == 0);
-  REQUIRE(::chmod((dir + "/v1").c_str(), 0500) == 0);
+  REQUIRE(::chmod(CacheLayout(dir).root().c_str(), 0500) == 0);
   WarningCounter warnings;
   DiskCache cache(dir);
   CHECK(cache.readable());
@@ -109,7 +110,7 @@ TEST_CASE("a write failure at run time degrades with one warning") {
   DiskCache cache(dir);
   REQUIRE(cache.put("cubin", kKey, "stored before the failure"));
   // Make every later write fail: the kind folder becomes a regular file.
-  write_bytes(dir + "/v1/tune", "blocks the tune folder");
+  write_bytes(CacheLayout(dir).root() + "/tune", "blocks the tune folder");
   WarningCounter warnings;
   CHECK_FALSE(cache.put("tune", "a", "p"));
   CHECK_FALSE(cache.writable());

@@ -10,19 +10,26 @@
 using kjit::cache::checksum64;
 using kjit::cache::digest_hex;
 
-TEST_CASE("digest_hex matches fixed vectors") {
-  // Computed once; a change here renames every cache file, so it must come with a new layout.
-  CHECK(digest_hex("") == "d8fa786b1fba03b12f4da4f7efb0349f");
-  CHECK(digest_hex(std::string(1, '\0')) == "96e48b2d79196231845b8dd68f76b5fe");
-  CHECK(digest_hex("abc") == "143b08b042e5252b9386dd9d1df9ef57");
+// Reference values from xxHash itself (its Python binding and libxxhash agree): a change here
+// renames every cache file, so it must come with a new layout version. The lengths cover each
+// of XXH3's input-size paths (0, 1-3, 4-8, 9-16, 17-128, 129-240, longer).
+TEST_CASE("digest_hex is XXH3-128 in canonical hex") {
+  CHECK(digest_hex("") == "99aa06d3014798d86001c324468d497f");
+  CHECK(digest_hex(std::string(1, '\0')) == "a6cd5e9392000f6ac44bdff4074eecdb");
+  CHECK(digest_hex("abc") == "06b05ab6733a618578af5f94892f3950");
+  CHECK(digest_hex("softmax!") == "fa30c6484159505d7e4ada0e91e06139");
+  CHECK(digest_hex("log_softmax<f32>") == "b561762571e18412b6def8bab777c926");
   CHECK(digest_hex("{\"arch\":\"sm_90\",\"kernel\":\"softmax_warp<float,4,8,32,1>\"}") ==
-        "d5c0ec1ef6938524e6e9f1dd3e878c62");
-  CHECK(digest_hex(std::string(1000, 'k')) == "023abb30bd8a945f8a249ce66651c9cf");
+        "33fc4edf0fc163b886effd950ec52915");
+  CHECK(digest_hex(std::string(200, 'r')) == "07842d97b807cc115e5760881b719a2d");
+  CHECK(digest_hex(std::string(241, 'x')) == "586c2f1b13edf30f14da9e5c301a6a1d");
+  CHECK(digest_hex(std::string(1000, 'k')) == "d4f479e6ec6dd1f6308ce2f421066779");
 }
 
-TEST_CASE("checksum64 matches fixed vectors") {
-  CHECK(checksum64("") == 0x1ff2179b82d8f1bdull);
-  CHECK(checksum64("abc") == 0x436d679f89cf3b69ull);
+TEST_CASE("checksum64 is XXH3-64 with the checksum seed") {
+  CHECK(checksum64("") == 0xae54afbeccb7295aull);
+  CHECK(checksum64("abc") == 0xc5381659c5dd5042ull);
+  CHECK(checksum64(std::string(1000, 'k')) == 0x82b27214256646f8ull);
 }
 
 TEST_CASE("digest_hex is 32 lowercase hex characters") {
@@ -36,7 +43,7 @@ TEST_CASE("digest_hex is 32 lowercase hex characters") {
 TEST_CASE("digest_hex separates near-identical inputs") {
   std::set<std::string> seen;
   std::string text;
-  // Every length from 0 to 40 crosses the 8-byte word boundary and the tail path.
+  // Inputs that differ only in length (trailing zero bytes) must not collide.
   for (int length = 0; length <= 40; ++length) {
     CHECK(seen.insert(digest_hex(text)).second);
     text.push_back('\0');

@@ -10,6 +10,7 @@
 #include "cache/digest.h"
 #include "cache/disk_cache.h"
 #include "kjit/error.hpp"
+#include "tests/cache/previous_format.h"
 #include "tests/cache/test_support.h"
 
 using namespace kjit::cache;
@@ -26,8 +27,8 @@ std::string payload_of(std::size_t size) {
 }
 
 // Plants `bytes` as the entry file for kKey, then checks get() refuses and removes it with
-// exactly one warning.
-void expect_refused(DiskCache& cache, const std::string& bytes) {
+// exactly one warning, which it returns.
+std::string expect_refused(DiskCache& cache, const std::string& bytes) {
   const std::string path = cache.entry_path("cubin", kKey);
   write_bytes(path, bytes);
   WarningCounter warnings;
@@ -36,6 +37,7 @@ void expect_refused(DiskCache& cache, const std::string& bytes) {
   CHECK(read_bytes(path).empty());  // removed
   CHECK_FALSE(cache.get("cubin", kKey));
   CHECK(warnings.count() == 1);  // a plain miss now, no second warning
+  return warnings.count() == 0 ? std::string() : warnings.messages()[0];
 }
 
 }  // namespace
@@ -67,14 +69,37 @@ TEST_CASE("layout is versioned, sharded and private") {
   REQUIRE(cache.put("tune", kKey, "record"));
   const std::string digest = digest_hex(kKey);
   const std::string expected =
-      tmp / ("a/b/cache/v1/tune/" + digest.substr(0, 2) + "/" + digest + ".bin");
+      tmp / ("a/b/cache/v2/tune/" + digest.substr(0, 2) + "/" + digest + ".bin");
   CHECK(cache.entry_path("tune", kKey) == expected);
   CHECK(find_files(tmp.path(), ".bin") == std::vector<std::string>{expected});
   CHECK(find_files(tmp.path(), ".tmp").empty());
   // Created folders, parents included, are 0700; the entry is 0600.
-  for (const char* folder : {"a", "a/b", "a/b/cache", "a/b/cache/v1", "a/b/cache/v1/tune"})
+  for (const char* folder : {"a", "a/b", "a/b/cache", "a/b/cache/v2", "a/b/cache/v2/tune"})
     CHECK(mode_of(tmp / folder) == 0700);
   CHECK(mode_of(expected) == 0600);
+}
+
+TEST_CASE("the previous layout's tree is neither read nor touched") {
+  TempDir tmp;
+  DiskCache cache(tmp / "cache");
+  // The v1 tree as the previous format left it: its entry for kKey, named by the previous hash.
+  const std::string shard = tmp / ("cache/v1/cubin/" + kPreviousDigest.substr(0, 2));
+  for (const std::string& folder : {tmp / "cache/v1", tmp / "cache/v1/cubin", shard})
+    REQUIRE(::mkdir(folder.c_str(), 0700) == 0);
+  const std::string old_entry = shard + "/" + kPreviousDigest + ".bin";
+  write_bytes(old_entry, from_hex(kPreviousEntryHex));
+  REQUIRE(kKey == kPreviousKey);
+
+  WarningCounter warnings;
+  CHECK_FALSE(cache.get("cubin", kKey));  // a plain miss: the key is compiled again
+  CHECK(cache.list().empty());
+  CHECK(cache.verify().checked == 0);
+  REQUIRE(cache.put("cubin", kKey, "rebuilt"));
+  CHECK(cache.get("cubin", kKey)->payload == "rebuilt");
+  CHECK(cache.prune(0).removed == 1);  // only the new entry counts against the cap
+  CHECK(cache.clear() == 0);
+  CHECK(warnings.count() == 0);
+  CHECK(read_bytes(old_entry) == from_hex(kPreviousEntryHex));
 }
 
 TEST_CASE("put overwrites an existing entry") {
@@ -120,6 +145,11 @@ TEST_CASE("damaged entries are detected, removed and missed") {
     std::string bytes = good;
     bytes[8] = static_cast<char>(kEntryFormatVersion + 1);
     expect_refused(cache, bytes);
+  }
+  SUBCASE("entry of the previous format") {
+    REQUIRE(kKey == kPreviousKey);
+    const std::string warning = expect_refused(cache, from_hex(kPreviousEntryHex));
+    CHECK_MESSAGE(warning.find("entry format version 1,") != std::string::npos, warning);
   }
   SUBCASE("foreign key text under this key's file name") {
     expect_refused(cache, encode_entry("cubin", "another key", {}, "foreign payload"));

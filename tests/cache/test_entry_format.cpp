@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cache/entry_format.h"
+#include "tests/cache/previous_format.h"
 
 using namespace kjit::cache;
 
@@ -68,6 +69,16 @@ TEST_CASE("another format version reads as stale") {
   DecodeResult decoded = decode_entry(bytes);
   CHECK(decoded.problem == EntryProblem::kStaleVersion);
   CHECK(decoded.reason.find("version") != std::string::npos);
+}
+
+TEST_CASE("an entry of the previous format reads as stale, not corrupt") {
+  // Its checksum is the previous hash's, so only the version check tells it apart from damage.
+  using testing::from_hex;
+  DecodeResult decoded = decode_entry(from_hex(testing::kPreviousEntryHex),
+                                      std::string_view(testing::kPreviousKey));
+  CHECK(decoded.problem == EntryProblem::kStaleVersion);
+  CHECK(decoded.reason ==
+        "entry format version 1, expected " + std::to_string(kEntryFormatVersion));
 }
 
 TEST_CASE("a flipped byte anywhere after the header is corrupt") {

@@ -22,7 +22,7 @@ using namespace kjit;
 
 namespace {
 
-constexpr unsigned kPoolThreads = 2;
+constexpr int kPoolThreads = 2;
 constexpr std::int64_t kRows = 256;
 const std::int64_t kWidths[] = {1, 3, 32, 1000, 1024, 4097, 50257, 262144};
 // 16-bit types share the kernels' code paths with f32; a few widths cover their packing.

@@ -21,7 +21,7 @@ using namespace kjit;
 
 namespace {
 
-constexpr unsigned kPoolThreads = 2;
+constexpr int kPoolThreads = 2;
 
 struct Variant {
   TopkProblem problem;

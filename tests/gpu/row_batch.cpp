@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "support/parallel.h"
 #include "row_inputs.h"
+#include "runtime/parallel_for.h"
 #include "support/reference.h"
 
 namespace kjit::test {
@@ -91,7 +91,8 @@ void RowBatch::upload_input() {
   for (std::int64_t first = 0; first < layout_.rows; first += rows_per_chunk) {
     const std::int64_t count = std::min(rows_per_chunk, layout_.rows - first);
     staging.assign(static_cast<std::size_t>(count) * row_bytes, kInputGapByte);
-    parallel_for(static_cast<std::size_t>(count), worker_count(16), [&](std::size_t i) {
+    const int threads = std::min(16, hardware_threads());
+    parallel_for(static_cast<std::size_t>(count), threads, [&](std::size_t i) {
       generate_row(layout_.in_dtype, seed_, first + static_cast<std::int64_t>(i), layout_.cols,
                    staging.data() + i * row_bytes);
     });

@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "kjit/kjit.hpp"
-#include "support/parallel.h"
 #include "row_batch.h"
 #include "row_inputs.h"
 #include "runtime/ops/rowwise_heuristics.h"
 #include "runtime/ops/rowwise_kernels.h"
 #include "runtime/ops/rowwise_problem.h"
+#include "runtime/parallel_for.h"
 
 using namespace kjit;
 using namespace kjit::test;
@@ -154,7 +154,7 @@ TEST_CASE("row-wise ops match the reference for every algorithm, dtype and width
   const std::vector<Unit> units = all_units();
   Tally tally;
   const auto start = std::chrono::steady_clock::now();
-  parallel_for(units.size(), worker_count(16), [&](std::size_t i) {
+  parallel_for(units.size(), std::min(16, hardware_threads()), [&](std::size_t i) {
     try {
       run_unit(rt, units[i], device, seed, tally);
     } catch (const std::exception& error) {
@@ -292,7 +292,7 @@ TEST_CASE("every stream, block_online, ring, cluster and block layout matches th
   }
   // Compiles in parallel; runs one at a time with a synchronize after each, so a kernel fault
   // (which ends the context) is pinned on the config that caused it.
-  parallel_for(jobs.size(), worker_count(16), [&](std::size_t i) {
+  parallel_for(jobs.size(), std::min(16, hardware_threads()), [&](std::size_t i) {
     current_or_primary_context();
     rt.prepare(jobs[i].op, batches[jobs[i].unit]->args(), jobs[i].config);
   });

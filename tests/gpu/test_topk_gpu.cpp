@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "kjit/kjit.hpp"
-#include "support/parallel.h"
 #include "row_inputs.h"
 #include "runtime/driver/context.h"
 #include "runtime/driver/handles.h"
+#include "runtime/parallel_for.h"
 #include "topk_batch.h"
 
 using namespace kjit;
@@ -132,7 +132,7 @@ void run_units(std::vector<TopkUnit> units) {
   Runtime rt;
   Tally tally;
   const auto start = std::chrono::steady_clock::now();
-  parallel_for(units.size(), worker_count(16), [&](std::size_t i) {
+  parallel_for(units.size(), std::min(16, hardware_threads()), [&](std::size_t i) {
     try {
       run_unit(rt, units[i], seed, tally);
     } catch (const std::exception& error) {

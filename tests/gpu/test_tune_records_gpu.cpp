@@ -10,6 +10,7 @@
 #include <string>
 
 #include "autotune/scratch_rows.h"
+#include "cache/cache_layout.h"
 #include "kjit/runtime.hpp"
 #include "quick_tuning.h"
 #include "support/device_buffer.h"
@@ -38,7 +39,7 @@ class ScopedCacheEnv {
   int tune_entries() const {
     int count = 0;
     std::error_code error;
-    const auto folder = std::filesystem::path(dir_) / "v1" / "tune";
+    const auto folder = std::filesystem::path(kjit::cache::CacheLayout(dir_).root()) / "tune";
     if (!std::filesystem::exists(folder, error)) return 0;
     for (const auto& entry : std::filesystem::recursive_directory_iterator(folder, error))
       if (entry.path().extension() == ".bin") ++count;

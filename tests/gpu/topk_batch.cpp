@@ -6,8 +6,8 @@
 #include <limits>
 #include <utility>
 
-#include "support/parallel.h"
 #include "runtime/driver/context.h"
+#include "runtime/parallel_for.h"
 #include "support/topk_reference.h"
 
 namespace kjit::test {
@@ -91,7 +91,8 @@ std::int32_t TopkBatch::max_k() const noexcept {
 void TopkBatch::upload_logits() {
   const int size = size_of(layout_.in_dtype);
   std::vector<unsigned char> staging(logits_.bytes(), kLogitsGapByte);
-  parallel_for(static_cast<std::size_t>(layout_.rows), worker_count(8), [&](std::size_t row) {
+  const int threads = std::min(8, hardware_threads());
+  parallel_for(static_cast<std::size_t>(layout_.rows), threads, [&](std::size_t row) {
     const std::int64_t start = layout_.in_offset + static_cast<std::int64_t>(row) * row_stride();
     generate_topk_row(layout_.in_dtype, source_, static_cast<std::int64_t>(row), layout_.cols,
                       staging.data() + static_cast<std::size_t>(start) * size);

@@ -7,14 +7,14 @@
 
 #include "kjit/error.hpp"
 #include "runtime/compiler/kernel_compiler.h"
-#include "support/parallel.h"
+#include "runtime/parallel_for.h"
 
 namespace kjit::test {
 
 /// Fills each variant's `kernel`, or its `error` (the first 2000 characters of the message)
 /// when NVRTC rejects it. `spec_of(variant)` names the kernel; `variant.arch` the target.
 template <typename Variant, typename SpecOf>
-void compile_variants(std::vector<Variant>& variants, unsigned threads, SpecOf spec_of) {
+void compile_variants(std::vector<Variant>& variants, int threads, SpecOf spec_of) {
   parallel_for(variants.size(), threads, [&](std::size_t i) {
     Variant& v = variants[i];
     try {
