@@ -7,7 +7,7 @@
 
 #include "kjit/config.hpp"
 #include "runtime/driver/context.h"
-#include "runtime/ops/rowwise_problem.h"
+#include "runtime/ops/rowwise/rowwise_problem.h"
 
 namespace kjit {
 

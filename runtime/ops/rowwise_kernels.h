@@ -8,7 +8,7 @@
 #include "kjit/config.hpp"
 #include "runtime/compiler/kernel_spec.h"
 #include "runtime/launch/launch_shape.h"
-#include "runtime/ops/rowwise_problem.h"
+#include "runtime/ops/rowwise/rowwise_problem.h"
 
 namespace kjit {
 

@@ -13,7 +13,7 @@
 #include "kjit/kjit.hpp"
 #include "runtime/ops/rowwise_heuristics.h"
 #include "runtime/ops/rowwise_kernels.h"
-#include "runtime/ops/rowwise_problem.h"
+#include "runtime/ops/rowwise/rowwise_problem.h"
 
 using namespace kjit;
 

@@ -15,7 +15,7 @@
 #include "kjit/kjit.h"
 #include "kjit/kjit.hpp"
 #include "runtime/driver/cuda_api.h"
-#include "runtime/ops/topk_problem.h"
+#include "runtime/ops/topk/topk_problem.h"
 
 using namespace kjit;
 

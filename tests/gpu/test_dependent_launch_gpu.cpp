@@ -22,7 +22,7 @@
 #include "row_inputs.h"
 #include "runtime/driver/handles.h"
 #include "runtime/ops/rowwise_heuristics.h"
-#include "runtime/ops/rowwise_problem.h"
+#include "runtime/ops/rowwise/rowwise_problem.h"
 #include "support/numeric_host.h"
 #include "support/reference.h"
 #include "support/topk_reference.h"

@@ -13,7 +13,7 @@
 #include "row_batch.h"
 #include "row_inputs.h"
 #include "runtime/ops/rowwise_heuristics.h"
-#include "runtime/ops/rowwise_problem.h"
+#include "runtime/ops/rowwise/rowwise_problem.h"
 
 using namespace kjit;
 using namespace kjit::test;

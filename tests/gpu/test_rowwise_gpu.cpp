@@ -20,7 +20,7 @@
 #include "row_inputs.h"
 #include "runtime/ops/rowwise_heuristics.h"
 #include "runtime/ops/rowwise_kernels.h"
-#include "runtime/ops/rowwise_problem.h"
+#include "runtime/ops/rowwise/rowwise_problem.h"
 #include "runtime/parallel_for.h"
 
 using namespace kjit;

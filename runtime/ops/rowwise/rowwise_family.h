@@ -14,7 +14,7 @@
 #include "runtime/driver/context.h"
 #include "runtime/launch/loaded_kernel.h"
 #include "runtime/ops/op_family.h"
-#include "runtime/ops/rowwise_problem.h"
+#include "runtime/ops/rowwise/rowwise_problem.h"
 
 namespace kjit {
 

@@ -13,7 +13,7 @@
 #include "runtime/driver/context.h"
 #include "runtime/launch/loaded_kernel.h"
 #include "runtime/ops/op_family.h"
-#include "runtime/ops/topk_problem.h"
+#include "runtime/ops/topk/topk_problem.h"
 
 namespace kjit {
 

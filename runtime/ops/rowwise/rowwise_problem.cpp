@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runtime/ops/rowwise_problem.h"
+#include "runtime/ops/rowwise/rowwise_problem.h"
 
 #include <cstdint>
 #include <limits>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runtime/ops/topk_problem.h"
+#include "runtime/ops/topk/topk_problem.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kjit/error.hpp"
-#include "runtime/ops/rowwise_problem.h"
+#include "runtime/ops/rowwise/rowwise_problem.h"
 
 namespace kjit {
 namespace {
