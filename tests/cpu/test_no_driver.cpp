@@ -52,7 +52,7 @@ void expect_no_driver(const std::function<void()>& call) {
     FAIL("the call succeeded without a CUDA driver");
   } catch (const Error& error) {
     CHECK(error.status() == Status::kErrorNoDriver);
-    CHECK_MESSAGE(names_missing_driver(error.what()), "message: " << error.what());
+    CHECK_MESSAGE(names_missing_driver(error.what()), "message: " << std::string(error.what()));
   }
 }
 
