@@ -66,6 +66,9 @@ const Rule kRules[] = {
      "threads=512 unroll=2 cluster=1"},
     {"a small k -> 512 threads, 16 values a thread in flight", 90, f32, 1024, 128256, 50, stream,
      "threads=512 unroll=4"},
+    {"k from 256 over a slice of at most two tiles of 512 threads -> 1024 threads", 90, f32, 1024, 16000, 256,
+     stream, "threads=1024 unroll=2 cluster=1"},
+    {"the same slice at a small k -> 512 threads", 90, f32, 1024, 16000, 50, stream, "threads=512 unroll=4"},
 
     // sm_80: no clusters.
     {"sm_80: a row one block holds -> resident", 80, f32, 1, 16000, 1000, resident, "cluster=1"},
