@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -68,6 +69,38 @@ std::size_t WarningCounter::count() const { return messages().size(); }
 std::vector<std::string> WarningCounter::messages() const { return sink_->snapshot(); }
 
 bool running_as_root() { return ::geteuid() == 0; }
+
+std::string give_tree_to(const std::string& path, unsigned id) {
+  std::error_code error;
+  if (::chown(path.c_str(), id, id) != 0) return "cannot chown " + path;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(path, error))
+    if (::lchown(entry.path().c_str(), id, id) != 0) return "cannot chown " + entry.path().string();
+  return error ? "cannot list " + path : std::string();
+}
+
+std::string run_unprivileged(const std::function<std::string()>& check) {
+  if (!running_as_root()) return check();
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return "pipe failed";
+  const pid_t child = ::fork();
+  if (child < 0) return "fork failed";
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    const bool dropped = ::setgid(kUnprivilegedId) == 0 && ::setuid(kUnprivilegedId) == 0;
+    const std::string result = dropped ? check() : "cannot give up root";
+    const bool written = ::write(pipe_fds[1], result.data(), result.size()) == static_cast<ssize_t>(result.size());
+    ::_exit(written ? 0 : 1);
+  }
+  ::close(pipe_fds[1]);
+  std::string result;
+  char buffer[256];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0;) result.append(buffer, static_cast<std::size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  if (::waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return "the unprivileged check did not finish";
+  return result;
+}
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

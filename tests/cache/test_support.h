@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,14 @@ class WarningCounter {
 
 /// Root ignores file permissions, so permission-based tests take another route under it.
 bool running_as_root();
+/// The user and group id of "nobody", for running a check without root's disregard of permissions.
+constexpr unsigned kUnprivilegedId = 65534;
+/// Makes `id` the owner (user and group) of `path` and everything under it; empty or why not.
+std::string give_tree_to(const std::string& path, unsigned id);
+/// Runs `check` (which returns empty when all holds, else what broke) in a child process that has
+/// given up root for kUnprivilegedId where the suite runs as root, in this process otherwise; what
+/// it returned, or why it could not run.
+std::string run_unprivileged(const std::function<std::string()>& check);
 /// Whole file as bytes; empty when missing.
 std::string read_bytes(const std::string& path);
 /// Replaces a file's contents (not atomically: tests use it to plant damage).

@@ -238,7 +238,7 @@ TEST_CASE("rows == 0 is a no-op that needs no driver") {
 
   CRuntime c;
   const kjit_status status = call_c(c.rt, empty);
-  CAPTURE(kjit_last_error());
+  CAPTURE(std::string(kjit_last_error()));
   CHECK(status == KJIT_SUCCESS);
 }
 
@@ -259,12 +259,13 @@ TEST_CASE("rows == 0 still rejects arguments that are wrong whatever the row cou
 }
 
 TEST_CASE("valid arguments get past validation") {
-  // Without a driver each call passes validation and then fails for lack of one. With a driver
-  // the fake pointers would reach a kernel and fault the context, so nothing is tried.
-  if (driver_available()) {
-    MESSAGE("skipped: a CUDA driver is present (the GPU suite runs valid calls)");
-    return;
+  for (const auto& variant : valid_variants()) {
+    CAPTURE(variant.first);
+    CHECK_NOTHROW(validate_topk(variant.second));
   }
+  // Through the APIs each call gets past validation and stops at the driver, which ctest hides
+  // from this suite (a real one would run a kernel on the fake pointers).
+  if (driver_available()) return;
   Runtime rt;
   CRuntime c;
   for (const auto& variant : valid_variants()) {

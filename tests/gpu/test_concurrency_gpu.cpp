@@ -161,7 +161,7 @@ TEST_CASE("calls of loaded shapes can be captured in a CUDA graph") {
     try {
       enqueue_all();
     } catch (const Error& error) {
-      FAIL_CHECK("a call of a loaded shape failed under capture: " << error.what());
+      FAIL_CHECK("a call of a loaded shape failed under capture: " << std::string(error.what()));
     }
     const CUresult ended = capture.end(&graph);
     REQUIRE_MESSAGE(ended == CUDA_SUCCESS, "cuStreamEndCapture returned " << static_cast<int>(ended)

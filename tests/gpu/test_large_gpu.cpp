@@ -47,14 +47,14 @@ std::string run_and_check(Runtime& rt, RowBatch& batch, RowOp op, const KernelCo
 
 }  // namespace
 
-TEST_CASE("more than 2^31 elements in one call, in place") {
+// Needs 4.3 GB of free device memory: a ctest entry of its own (gpu_large_free_memory).
+TEST_CASE("more than 2^31 elements in one call, in place" * doctest::test_suite("free_memory") *
+          doctest::skip()) {
   KJIT_REQUIRE_GPU();
   constexpr std::int64_t kRows = 33000, kCols = 65536;  // 2.16e9 bf16 elements, 4.3 GB
   const std::size_t bytes = static_cast<std::size_t>(kRows * kCols) * 2;
-  if (free_device_memory() < bytes + (std::size_t{512} << 20)) {
-    MESSAGE("large test SKIPPED: needs " << (bytes >> 20) << " MiB of free device memory");
-    return;
-  }
+  if (free_device_memory() < bytes + (std::size_t{512} << 20))
+    KJIT_SKIP_GPU_CASE("needs " + std::to_string(bytes >> 20) + " MiB of free device memory");
   BatchLayout layout{DType::kBF16, DType::kBF16, kRows, kCols};
   layout.in_place = true;
   const auto start = std::chrono::steady_clock::now();
@@ -93,7 +93,7 @@ TEST_CASE("rows of a million columns") {
   if (device.arch >= 90) configs.push_back({"cluster x16", KernelConfig{Algorithm::kCluster, 0, 0, 0, 16}});
 
   for (RowOp op : {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale}) {
-    CAPTURE(to_string(op));
+    CAPTURE(std::string(to_string(op)));
     CHECK(run_and_check(rt, batch, op, nullptr, rows, stream.get()) == "");
     for (const auto& [name, config] : configs) {
       CAPTURE(name);
@@ -102,7 +102,7 @@ TEST_CASE("rows of a million columns") {
   }
   // Registers and shared memory cannot hold such a row in one block.
   for (Algorithm algorithm : {Algorithm::kWarp, Algorithm::kBlockRegs, Algorithm::kBlockSmem}) {
-    CAPTURE(to_string(algorithm));
+    CAPTURE(std::string(to_string(algorithm)));
     try {
       rt.run_with_config(RowOp::kSoftmax, batch.args(), nullptr, KernelConfig{algorithm}, stream.get());
       synchronize(stream.get());
@@ -121,9 +121,9 @@ TEST_CASE("millions of short rows") {
   for (DType dtype : {DType::kF32, DType::kF16}) {
     RowBatch batch(BatchLayout{dtype, dtype, kRows, 7}, test_seed());
     const std::vector<std::int64_t> rows = rows_to_check(kRows, test_seed());
-    CAPTURE(to_string(dtype));
+    CAPTURE(std::string(to_string(dtype)));
     for (Algorithm algorithm : {Algorithm::kAuto, Algorithm::kWarp, Algorithm::kBlockOnline}) {
-      CAPTURE(to_string(algorithm));
+      CAPTURE(std::string(to_string(algorithm)));
       const KernelConfig config{algorithm};
       const KernelConfig* forced = algorithm == Algorithm::kAuto ? nullptr : &config;
       CHECK(run_and_check(rt, batch, RowOp::kSoftmax, forced, rows, stream.get()) == "");

@@ -6,4 +6,5 @@
 #include "kjit/error.hpp"
 #include "kjit/options.hpp"
 #include "kjit/runtime.hpp"
+#include "kjit/tuning.hpp"
 #include "kjit/types.hpp"
