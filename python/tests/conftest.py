@@ -20,6 +20,13 @@ def gpu_reason():
     return None
 
 
+def skip_module_without_gpu():
+    """For a GPU suite's first line: skips the whole module, with the reason, where no GPU is."""
+    reason = gpu_reason()
+    if reason is not None:
+        pytest.skip(reason, allow_module_level=True)
+
+
 def pytest_collection_modifyitems(config, items):
     reason = gpu_reason()
     if reason is None:
