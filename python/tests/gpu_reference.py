@@ -30,12 +30,13 @@ def topk(logits, k, temperature=1.0, logprobs=False, renorm=False, k_per_row=Non
     x64 = logits.double() / temperature
     order = torch.sort(-x64, dim=-1, stable=True).indices[..., :k]
     p = torch.softmax(x64, -1).gather(-1, order)
+    keep = torch.ones_like(p, dtype=torch.bool)
+    if k_per_row is not None:  # a row keeps its first k_per_row slots; renorm is over those
+        slot = torch.arange(k, device=logits.device).expand(p.shape)
+        keep = slot < k_per_row.clamp(0, k).reshape(p.shape[:-1] + (1,)).long()
+        p = torch.where(keep, p, torch.zeros_like(p))
     if renorm:
         p = p / p.sum(-1, keepdim=True)
     out = p.log() if logprobs else p
-    if k_per_row is not None:
-        slot = torch.arange(k, device=logits.device).expand(out.shape)
-        keep = slot < k_per_row.clamp(0, k).reshape(out.shape[:-1] + (1,)).long()
-        out = torch.where(keep, out, torch.full_like(out, float("-inf") if logprobs else 0.0))
-        order = torch.where(keep, order, torch.full_like(order, -1))
-    return out, order
+    out = torch.where(keep, out, torch.full_like(out, float("-inf") if logprobs else 0.0))
+    return out, torch.where(keep, order, torch.full_like(order, -1))

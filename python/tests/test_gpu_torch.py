@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """torch.ops.kjit.* as torch knows ops: opcheck on every op, torch.compile(fullgraph=True) of a
-sampling step and of a log-softmax loss (backward included), capture and replay in a CUDA
-graph, torch's current stream (a side stream), and a second device."""
+sampling step and of a log-softmax loss (through the differentiable kjit.torch.log_softmax,
+backward included), capture and replay in a CUDA graph, torch's current stream (a side
+stream), and a second device."""
 import pytest
 
 from conftest import skip_module_without_gpu
@@ -26,9 +27,9 @@ def opcheck_samples():
     k_per_row = torch.tensor([1, 3, 5, 0, 8, 2, 4, 6], dtype=torch.int32, device="cuda")
     ops = torch.ops.kjit
     return [
-        (ops.softmax.default, (randn(8, 300, requires_grad=True),), {}),
+        (ops.softmax.default, (randn(8, 300),), {}),
         (ops.softmax.default, (xb,), {"out_dtype": torch.float32}),
-        (ops.log_softmax.default, (randn(4, 1000, dtype=torch.float16, requires_grad=True),), {}),
+        (ops.log_softmax.default, (randn(4, 1000, dtype=torch.float16),), {}),
         (ops.reduce_scale.default, (xb,), {}),
         (ops.softmax_topk.default, (x, 8), {"temperature": 0.5, "k_per_row": k_per_row}),
         (ops.softmax_topk.default, (xb, 16), {"logprobs": True, "index_dtype": torch.int32}),
@@ -76,7 +77,7 @@ def test_compile_a_sampling_step_fullgraph():
 
 def test_compile_a_log_softmax_loss_fullgraph_with_backward():
     def loss(logits, target):
-        return torch.nn.functional.nll_loss(torch.ops.kjit.log_softmax(logits), target)
+        return torch.nn.functional.nll_loss(kjit.torch.log_softmax(logits), target)
 
     torch._dynamo.reset()
     compiled = torch.compile(loss, fullgraph=True)
@@ -94,7 +95,7 @@ def test_compile_a_log_softmax_loss_fullgraph_with_backward():
 def test_softmax_backward_matches_torch():
     x = randn(32, 777, requires_grad=True)
     g = randn(32, 777)
-    (torch.ops.kjit.softmax(x) * g).sum().backward()
+    (kjit.torch.softmax(x) * g).sum().backward()
     x64 = x.detach().double().requires_grad_(True)
     (torch.softmax(x64, -1) * g.double()).sum().backward()
     torch.testing.assert_close(x.grad.double(), x64.grad, rtol=1e-4, atol=1e-7)

@@ -11,11 +11,13 @@
 
 They run on CUDA tensors, on torch's current stream, in the tensor's device, through the
 default runtime; torch.compile(fullgraph=True) traces them (fake kernels allocate what the
-real ones do) and CUDA graphs capture them (call warmup() first). softmax and log_softmax have
-backward formulas."""
+real ones do) and CUDA graphs capture them (call warmup() first). The ops carry no autograd
+kernel (it would cost every eager call); kjit.torch.softmax and log_softmax below are
+differentiable."""
 import torch
 
-from . import _autograd, _library  # noqa: F401  (registration happens at import)
+from . import _library  # noqa: F401  (registration happens at import)
+from ._autograd import LogSoftmax, Softmax, wants_grad  # noqa: E402  (after _library: it uses the ops)
 from ._warmup import warmup
 
 __all__ = ["softmax", "log_softmax", "reduce_scale", "softmax_topk", "warmup"]
@@ -24,16 +26,20 @@ _ops = torch.ops.kjit
 
 
 def softmax(x, out=None, *, out_dtype=None):
-    """softmax along the last dimension; into ``out`` when given."""
+    """softmax along the last dimension; into ``out`` when given. Differentiable."""
     if out is None:
+        if wants_grad(x):
+            return Softmax.apply(x, out_dtype)
         return _ops.softmax.default(x, out_dtype)
     _ops.softmax_out.default(x, out)
     return out
 
 
 def log_softmax(x, out=None, *, out_dtype=None):
-    """log_softmax along the last dimension; into ``out`` when given."""
+    """log_softmax along the last dimension; into ``out`` when given. Differentiable."""
     if out is None:
+        if wants_grad(x):
+            return LogSoftmax.apply(x, out_dtype)
         return _ops.log_softmax.default(x, out_dtype)
     _ops.log_softmax_out.default(x, out)
     return out

@@ -28,6 +28,7 @@ for schema in SCHEMAS.values():
     lib.define(schema)
 
 _SOFTMAX, _LOG_SOFTMAX, _REDUCE_SCALE = 0, 1, 2
+_FLOAT_CODES = {dtype: CODES[dtype] for dtype in FLOATS}
 _launch_rowwise = _kjit._launch_rowwise
 _launch_topk = _kjit._launch_topk
 # torch's current stream as a raw handle, without making a Stream object (what Inductor's
@@ -46,6 +47,14 @@ def _run_rowwise(op: int, x, out, scale) -> None:
 
 
 def _rowwise_out(op: int, x, out, scale=None) -> None:
+    code_in, code_out = _FLOAT_CODES.get(x.dtype), _FLOAT_CODES.get(out.dtype)
+    if (scale is None and code_in is not None and code_out is not None and x.dim() > 0
+            and x.is_contiguous() and out.is_contiguous() and out.shape == x.shape
+            and out.device == x.device and x.shape[-1] > 0):
+        cols, device = x.shape[-1], x.get_device()
+        _launch_rowwise(op, x.data_ptr(), cols, out.data_ptr(), cols, x.numel() // cols, cols,
+                        code_in, code_out, 0, _raw_stream(device), device)
+        return
     _layout.check_dtype(x, "x")
     _layout.check_output(out, "out", x, x.shape, FLOATS, False)
     if scale is not None:
@@ -53,16 +62,30 @@ def _rowwise_out(op: int, x, out, scale=None) -> None:
     _run_rowwise(op, x, out, scale)
 
 
-def _softmax(x, out_dtype=None):
-    out = _layout.rowwise_output(x, out_dtype)
-    _run_rowwise(_SOFTMAX, x, out, None)
+def _rowwise_new(op: int, x, out_dtype):
+    dtype = x.dtype if out_dtype is None else out_dtype
+    code_in, code_out = _FLOAT_CODES.get(x.dtype), _FLOAT_CODES.get(dtype)
+    if code_in is None or code_out is None or x.dim() == 0 or not x.is_contiguous():
+        out = _layout.rowwise_output(x, out_dtype)  # the checked path: errors, strided rows
+        _run_rowwise(op, x, out, None)
+        return out
+    cols = x.shape[-1]
+    if cols == 0:
+        _layout.rows_of(x, "x")  # raises, naming x
+    # The hot path: a contiguous x gets a contiguous out (what the fake kernel allocates too).
+    out = torch.empty_like(x, dtype=dtype)
+    device = x.get_device()
+    _launch_rowwise(op, x.data_ptr(), cols, out.data_ptr(), cols, x.numel() // cols, cols,
+                    code_in, code_out, 0, _raw_stream(device), device)
     return out
+
+
+def _softmax(x, out_dtype=None):
+    return _rowwise_new(_SOFTMAX, x, out_dtype)
 
 
 def _log_softmax(x, out_dtype=None):
-    out = _layout.rowwise_output(x, out_dtype)
-    _run_rowwise(_LOG_SOFTMAX, x, out, None)
-    return out
+    return _rowwise_new(_LOG_SOFTMAX, x, out_dtype)
 
 
 def _reduce_scale(x, out_dtype=None):

@@ -17,7 +17,7 @@ def _as_call(item):
     else:
         op, shape, *rest = item
         call = {"op": op, "shape": shape}
-        if rest:
+        if rest and rest[0] is not None:
             call["dtype"] = rest[0]
         if len(rest) > 1:
             call.update(rest[1])
