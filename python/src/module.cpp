@@ -11,6 +11,7 @@
 #include "python/src/py_runtime.h"
 #include "python/src/raw_launch.h"
 #include "python/src/tools.h"
+#include "python/src/torch_fast.h"
 
 NB_MODULE(_kjit, m) {
   m.doc() = "kjit's extension: use the kjit package, not this module";
@@ -20,6 +21,7 @@ NB_MODULE(_kjit, m) {
   kjit::python::bind_array_hooks(m);
   kjit::python::bind_runtime(m);
   kjit::python::bind_raw_launch(m);
+  kjit::python::bind_torch_fast(m);
   kjit::python::bind_tools(m);
   kjit::python::bind_cache_tools(m);
 }

@@ -21,9 +21,12 @@ T* pointer(std::uintptr_t address) {
   return reinterpret_cast<T*>(address);
 }
 
-void launch_rowwise(int op, std::uintptr_t in, std::int64_t in_stride, std::uintptr_t out,
-                    std::int64_t out_stride, std::int64_t rows, std::int64_t cols, int in_dtype,
-                    int out_dtype, std::uintptr_t scale, std::uintptr_t stream, int device) {
+}  // namespace
+
+void launch_rowwise_raw(int op, std::uintptr_t in, std::int64_t in_stride, std::uintptr_t out,
+                        std::int64_t out_stride, std::int64_t rows, std::int64_t cols,
+                        int in_dtype, int out_dtype, std::uintptr_t scale, std::uintptr_t stream,
+                        int device) {
   LogFlush flush;
   const RowwiseArgs args{pointer<const void>(in), in_stride, pointer<void>(out), out_stride,
                          rows, cols, static_cast<DType>(in_dtype), static_cast<DType>(out_dtype)};
@@ -37,6 +40,8 @@ void launch_rowwise(int op, std::uintptr_t in, std::int64_t in_stride, std::uint
   }
   throw Error(Status::kErrorInvalidArgument, "op: " + std::to_string(op) + " is not a row-wise op");
 }
+
+namespace {
 
 void launch_topk(std::uintptr_t logits, std::int64_t row_stride, std::int64_t rows,
                  std::int64_t cols, int in_dtype, int k, std::uintptr_t k_per_row,
@@ -63,7 +68,7 @@ void launch_topk(std::uintptr_t logits, std::int64_t row_stride, std::int64_t ro
 }  // namespace
 
 void bind_raw_launch(nb::module_& m) {
-  m.def("_launch_rowwise", &launch_rowwise,
+  m.def("_launch_rowwise", &launch_rowwise_raw,
         "op (0 softmax, 1 log_softmax, 2 reduce_scale), in, in_row_stride, out, out_row_stride, "
         "rows, cols, in_dtype, out_dtype, scale (0: none), stream, device");
   m.def("_launch_topk", &launch_topk,

@@ -28,7 +28,6 @@ for schema in SCHEMAS.values():
     lib.define(schema)
 
 _SOFTMAX, _LOG_SOFTMAX, _REDUCE_SCALE = 0, 1, 2
-_FLOAT_CODES = {dtype: CODES[dtype] for dtype in FLOATS}
 _launch_rowwise = _kjit._launch_rowwise
 _launch_topk = _kjit._launch_topk
 # torch's current stream as a raw handle, without making a Stream object (what Inductor's
@@ -47,14 +46,6 @@ def _run_rowwise(op: int, x, out, scale) -> None:
 
 
 def _rowwise_out(op: int, x, out, scale=None) -> None:
-    code_in, code_out = _FLOAT_CODES.get(x.dtype), _FLOAT_CODES.get(out.dtype)
-    if (scale is None and code_in is not None and code_out is not None and x.dim() > 0
-            and x.is_contiguous() and out.is_contiguous() and out.shape == x.shape
-            and out.device == x.device and x.shape[-1] > 0):
-        cols, device = x.shape[-1], x.get_device()
-        _launch_rowwise(op, x.data_ptr(), cols, out.data_ptr(), cols, x.numel() // cols, cols,
-                        code_in, code_out, 0, _raw_stream(device), device)
-        return
     _layout.check_dtype(x, "x")
     _layout.check_output(out, "out", x, x.shape, FLOATS, False)
     if scale is not None:
@@ -62,30 +53,11 @@ def _rowwise_out(op: int, x, out, scale=None) -> None:
     _run_rowwise(op, x, out, scale)
 
 
-def _rowwise_new(op: int, x, out_dtype):
-    dtype = x.dtype if out_dtype is None else out_dtype
-    code_in, code_out = _FLOAT_CODES.get(x.dtype), _FLOAT_CODES.get(dtype)
-    if code_in is None or code_out is None or x.dim() == 0 or not x.is_contiguous():
-        out = _layout.rowwise_output(x, out_dtype)  # the checked path: errors, strided rows
-        _run_rowwise(op, x, out, None)
-        return out
-    cols = x.shape[-1]
-    if cols == 0:
-        _layout.rows_of(x, "x")  # raises, naming x
-    # The hot path: a contiguous x gets a contiguous out (what the fake kernel allocates too).
-    out = torch.empty_like(x, dtype=dtype)
-    device = x.get_device()
-    _launch_rowwise(op, x.data_ptr(), cols, out.data_ptr(), cols, x.numel() // cols, cols,
-                    code_in, code_out, 0, _raw_stream(device), device)
+def _checked_new(op: int, x, out_dtype):
+    """softmax / log_softmax off the hot path (_kjit's): every check, strided rows."""
+    out = _layout.rowwise_output(x, out_dtype)
+    _run_rowwise(op, x, out, None)
     return out
-
-
-def _softmax(x, out_dtype=None):
-    return _rowwise_new(_SOFTMAX, x, out_dtype)
-
-
-def _log_softmax(x, out_dtype=None):
-    return _rowwise_new(_LOG_SOFTMAX, x, out_dtype)
 
 
 def _reduce_scale(x, out_dtype=None):
@@ -123,11 +95,14 @@ def _softmax_topk_out(logits, k, temperature, k_per_row, logprobs, renorm, probs
     _run_topk(logits, k, temperature, k_per_row, logprobs, renorm, probs, indices)
 
 
+# softmax and log_softmax run from C++ (_kjit's torch_fast.cpp), which hands anything off its
+# hot path back to the checked kernels here.
+_kjit._torch_setup(torch, _raw_stream, _checked_new, _rowwise_out)
 CUDA_KERNELS = {
-    "softmax": _softmax,
-    "softmax_out": lambda x, out: _rowwise_out(_SOFTMAX, x, out),
-    "log_softmax": _log_softmax,
-    "log_softmax_out": lambda x, out: _rowwise_out(_LOG_SOFTMAX, x, out),
+    "softmax": _kjit._torch_softmax,
+    "softmax_out": _kjit._torch_softmax_out,
+    "log_softmax": _kjit._torch_log_softmax,
+    "log_softmax_out": _kjit._torch_log_softmax_out,
     "reduce_scale": _reduce_scale,
     "reduce_scale_out": lambda x, out, scale=None: _rowwise_out(_REDUCE_SCALE, x, out, scale),
     "softmax_topk": _softmax_topk,
