@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cache/disk_cache.h"
 #include "cli/commands.h"
 #include "cli/shapes.h"
@@ -17,7 +19,17 @@ struct CacheFlags {
   std::string cache_dir;
   std::string max_size;
   std::string file;
+  bool json = false;
 };
+
+/// The outcome as one JSON object on stdout (--json), or `text` as it is.
+void report(const CacheFlags& flags, const nlohmann::ordered_json& fields, const std::string& text) {
+  if (flags.json) {
+    std::printf("%s\n", fields.dump(2).c_str());
+  } else {
+    std::printf("%s", text.c_str());
+  }
+}
 
 std::string size_text(std::uint64_t bytes) {
   if (bytes < (10u << 10)) return std::to_string(bytes) + " B";
@@ -25,21 +37,37 @@ std::string size_text(std::uint64_t bytes) {
   return format("%.1f MiB", bytes / 1048576.0);
 }
 
+/// Exit codes as fsck's: 0 every entry sound, 1 bad entries found and removed, 4 bad entries
+/// left (they could not be deleted: a read-only folder, unreadable files).
+void report_verify(const CacheFlags& flags, cache::DiskCache& disk,
+                   const cache::VerifyReport& found, const std::string& text) {
+  std::size_t left = 0;
+  if (found.ok != found.checked) {
+    // A second pass tells the bad entries still there from the ones just removed.
+    const cache::VerifyReport again = disk.verify();
+    left = again.checked - again.ok;
+  }
+  report(flags,
+         {{"cache_dir", disk.dir()}, {"checked", found.checked}, {"ok", found.ok},
+          {"removed", found.removed}, {"left", left}, {"reasons", found.reasons}},
+         text);
+  if (left > 0) {
+    std::fprintf(stderr, "kjit: error: %zu bad entries in '%s' could not be removed\n", left,
+                 disk.dir().c_str());
+    throw CLI::RuntimeError(4);
+  }
+  if (found.ok != found.checked) throw CLI::RuntimeError(1);
+}
+
 void run_verify(const CacheFlags& flags) {
   auto disk = open_disk_cache(flags.cache_dir, false);
   const cache::VerifyReport report = disk->verify();
-  for (const std::string& reason : report.reasons) std::printf("  %s\n", reason.c_str());
-  std::printf("verified %s: %zu checked, %zu ok, %zu removed%s\n", disk->dir().c_str(),
-              report.checked, report.ok, report.removed,
-              report.ok == report.checked ? " (all ok)" : "");
-  if (report.ok == report.checked) return;
-  // Bad entries that could not be deleted (read-only folder, unreadable files) are still there:
-  // a second pass tells them apart from the ones just removed.
-  const cache::VerifyReport again = disk->verify();
-  if (again.ok != again.checked)
-    throw Error(Status::kErrorCacheIo, std::to_string(again.checked - again.ok) +
-                                           " bad entries in '" + disk->dir() +
-                                           "' could not be removed");
+  std::string text;
+  for (const std::string& reason : report.reasons) text += "  " + reason + "\n";
+  text += format("verified %s: %zu checked, %zu ok, %zu removed%s\n", disk->dir().c_str(),
+                 report.checked, report.ok, report.removed,
+                 report.ok == report.checked ? " (all ok)" : "");
+  report_verify(flags, *disk, report, text);
 }
 
 void run_prune(const CacheFlags& flags) {
@@ -52,30 +80,36 @@ void run_prune(const CacheFlags& flags) {
     limit = *parsed;
   }
   auto disk = open_disk_cache(flags.cache_dir, true);
-  const cache::PruneReport report = disk->prune(limit);
-  std::printf("pruned %s to at most %s: removed %zu entries, %s -> %s\n", disk->dir().c_str(),
-              size_text(limit).c_str(), report.removed, size_text(report.bytes_before).c_str(),
-              size_text(report.bytes_after).c_str());
+  const cache::PruneReport pruned = disk->prune(limit);
+  report(flags,
+         {{"cache_dir", disk->dir()}, {"max_bytes", limit}, {"removed", pruned.removed},
+          {"bytes_before", pruned.bytes_before}, {"bytes_after", pruned.bytes_after}},
+         format("pruned %s to at most %s: removed %zu entries, %s -> %s\n", disk->dir().c_str(),
+                size_text(limit).c_str(), pruned.removed, size_text(pruned.bytes_before).c_str(),
+                size_text(pruned.bytes_after).c_str()));
 }
 
 void run_clear(const CacheFlags& flags) {
   auto disk = open_disk_cache(flags.cache_dir, true);
   const std::size_t removed = disk->clear();
-  std::printf("cleared %s: removed %zu entries\n", disk->dir().c_str(), removed);
+  report(flags, {{"cache_dir", disk->dir()}, {"removed", removed}},
+         format("cleared %s: removed %zu entries\n", disk->dir().c_str(), removed));
 }
 
 void run_export(const CacheFlags& flags) {
   auto disk = open_disk_cache(flags.cache_dir, false);
   const std::size_t count = disk->export_bundle(flags.file);
-  std::printf("exported %zu entries from %s to %s\n", count, disk->dir().c_str(),
-              flags.file.c_str());
+  report(flags, {{"cache_dir", disk->dir()}, {"bundle", flags.file}, {"exported", count}},
+         format("exported %zu entries from %s to %s\n", count, disk->dir().c_str(),
+                flags.file.c_str()));
 }
 
 void run_import(const CacheFlags& flags) {
   auto disk = open_disk_cache(flags.cache_dir, true);
   const std::size_t count = disk->import_bundle(flags.file);
-  std::printf("imported %zu entries from %s into %s\n", count, flags.file.c_str(),
-              disk->dir().c_str());
+  report(flags, {{"cache_dir", disk->dir()}, {"bundle", flags.file}, {"imported", count}},
+         format("imported %zu entries from %s into %s\n", count, flags.file.c_str(),
+                disk->dir().c_str()));
 }
 
 }  // namespace
@@ -116,8 +150,12 @@ void add_cache_command(CLI::App& app) {
   // Lets --cache-dir come before or after the verb: `kjit cache verify --cache-dir DIR`.
   command->fallthrough();
   add_cache_dir_option(*command, flags->cache_dir);
+  command->add_flag("--json", flags->json, "print the outcome as JSON");
 
-  command->add_subcommand("verify", "Check every entry; remove the bad ones")->callback([flags] {
+  command
+      ->add_subcommand("verify", "Check every entry; remove the bad ones (exit 0: all sound, "
+                                 "1: bad ones removed, 4: bad ones left)")
+      ->callback([flags] {
     run_verify(*flags);
   });
   auto* prune = command->add_subcommand("prune", "Remove least recently used entries over a size");

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <cstdio>
+#include <memory>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/shapes.h"
@@ -13,49 +16,83 @@
 namespace kjit::cli {
 namespace {
 
-void print_gpus() {
-  int count = 0;
-  KJIT_CU(cuDeviceGetCount, &count);
-  int driver = 0;
-  KJIT_CU(cuDriverGetVersion, &driver);
-  std::printf("driver:   CUDA %d.%d, %d GPU(s)\n", driver / 1000, driver % 1000 / 10, count);
-  const bool dependent_launch = RuntimeOptions::from_environment().dependent_launch;
-  for (int i = 0; i < count; ++i) {
-    CUdevice device = 0;
-    KJIT_CU(cuDeviceGet, &device, i);
-    const DeviceProps p = query_device(device);
-    std::printf("  gpu %d: %s, sm_%d, %d SMs, %.1f GiB, %d KB shared memory per block, %d MB L2, "
-                "dependent launch %s\n",
-                i, p.name.c_str(), p.arch, p.sm_count, p.total_memory / 1073741824.0,
-                p.max_smem_per_block / 1024, p.l2_bytes >> 20,
-                !p.dependent_launch ? "no (sm_90+ and a CUDA 12.3+ driver)"
-                : dependent_launch  ? "on"
-                                    : "off (KJIT_PDL=0)");
-  }
+using nlohmann::ordered_json;
+
+std::string dependent_launch_text(const DeviceProps& p, bool enabled) {
+  if (!p.dependent_launch) return "no (sm_90+ and a CUDA 12.3+ driver)";
+  return enabled ? "on" : "off (KJIT_PDL=0)";
 }
 
-void run_info() {
-  std::printf("kjit:     %s\n", kjit_version());
-  std::printf("toolkit:  CUDA %d.%d (headers)\n", CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
-  std::string archs;
-  for (int arch : nvrtc_supported_archs()) archs += " sm_" + std::to_string(arch);
-  std::printf("nvrtc:    %s, targets%s\n", nvrtc_version().c_str(), archs.c_str());
+/// The driver and each GPU; {"driver": null, "no_driver": why} where there is none.
+ordered_json driver_fields() {
   if (!driver_available()) {
     try {
       cuda();
     } catch (const Error& e) {
-      std::printf("driver:   none (%s)\n", e.what());
+      return {{"driver", nullptr}, {"no_driver", e.what()}, {"gpus", ordered_json::array()}};
     }
+  }
+  int count = 0, driver = 0;
+  KJIT_CU(cuDeviceGetCount, &count);
+  KJIT_CU(cuDriverGetVersion, &driver);
+  const bool enabled = RuntimeOptions::from_environment().dependent_launch;
+  ordered_json gpus = ordered_json::array();
+  for (int i = 0; i < count; ++i) {
+    CUdevice device = 0;
+    KJIT_CU(cuDeviceGet, &device, i);
+    const DeviceProps p = query_device(device);
+    gpus.push_back({{"index", i}, {"name", p.name}, {"arch", "sm_" + std::to_string(p.arch)},
+                    {"sms", p.sm_count}, {"memory_bytes", p.total_memory},
+                    {"smem_per_block_bytes", p.max_smem_per_block}, {"l2_bytes", p.l2_bytes},
+                    {"dependent_launch", dependent_launch_text(p, enabled)}});
+  }
+  return {{"driver", format("%d.%d", driver / 1000, driver % 1000 / 10)}, {"gpus", gpus}};
+}
+
+void print_text(const ordered_json& info) {
+  std::printf("kjit:     %s\n", info["kjit"].get<std::string>().c_str());
+  std::printf("toolkit:  CUDA %s (headers)\n", info["toolkit"].get<std::string>().c_str());
+  std::string archs;
+  for (const auto& arch : info["archs"]) archs += " " + arch.get<std::string>();
+  std::printf("nvrtc:    %s, targets%s\n", info["nvrtc"].get<std::string>().c_str(), archs.c_str());
+  if (info["driver"].is_null()) {
+    std::printf("driver:   none (%s)\n", info["no_driver"].get<std::string>().c_str());
     return;
   }
-  print_gpus();
+  std::printf("driver:   CUDA %s, %zu GPU(s)\n", info["driver"].get<std::string>().c_str(),
+              info["gpus"].size());
+  for (const auto& g : info["gpus"])
+    std::printf("  gpu %d: %s, %s, %d SMs, %.1f GiB, %d KB shared memory per block, %d MB L2, "
+                "dependent launch %s\n",
+                g["index"].get<int>(), g["name"].get<std::string>().c_str(),
+                g["arch"].get<std::string>().c_str(), g["sms"].get<int>(),
+                g["memory_bytes"].get<double>() / 1073741824.0,
+                g["smem_per_block_bytes"].get<int>() / 1024, g["l2_bytes"].get<int>() >> 20,
+                g["dependent_launch"].get<std::string>().c_str());
+}
+
+void run_info(bool json) {
+  ordered_json info = {{"kjit", kjit_version()},
+                       {"toolkit", format("%d.%d", CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10)},
+                       {"nvrtc", nvrtc_version()}};
+  ordered_json archs = ordered_json::array();
+  for (int arch : nvrtc_supported_archs()) archs.push_back("sm_" + std::to_string(arch));
+  info["archs"] = archs;
+  info.update(driver_fields());
+  if (json) {
+    std::printf("%s\n", info.dump(2).c_str());
+  } else {
+    print_text(info);
+  }
 }
 
 }  // namespace
 
 void add_info_command(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
   auto* command = app.add_subcommand("info", "Toolkit, NVRTC and driver versions; each GPU");
-  command->callback(run_info);
+  command->add_flag("--json", *json, "print JSON");
+  command->callback([json] { run_info(*json); });
 }
 
 }  // namespace kjit::cli

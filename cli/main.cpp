@@ -3,12 +3,15 @@
 // look after the kernel cache.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "cli/commands.h"
 #include "kjit/error.hpp"
+#include "kjit/kjit.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"kjit: JIT-compiled softmax-family GPU kernels"};
+  app.set_version_flag("--version", std::string("kjit ") + kjit_version());
   app.require_subcommand(1);
   kjit::cli::add_info_command(app);
   kjit::cli::add_compile_command(app);
@@ -20,7 +23,8 @@ int main(int argc, char** argv) {
   kjit::cli::add_cache_command(app);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::Error& e) {
+    // Parse errors, --help, --version, and a command's own exit code (CLI::RuntimeError).
     return app.exit(e);
   } catch (const kjit::Error& e) {
     std::fprintf(stderr, "kjit: error: %s\n", e.what());

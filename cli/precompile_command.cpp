@@ -14,6 +14,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cache/disk_cache.h"
 #include "cli/commands.h"
 #include "cli/shapes.h"
@@ -33,6 +35,7 @@ constexpr const char* kCubinKind = "cubin";
 struct PrecompileFlags {
   std::string archs, spec, cache_dir;
   bool tune = false;
+  bool json = false;
   unsigned jobs = 0;
 };
 
@@ -52,7 +55,7 @@ void require_gpu_for_tuning() {
 
 /// Tunes each distinct problem class of the spec on this GPU and stores the records in the
 /// cache folder, where the runtime (KJIT_TUNE=cached, the default) finds them.
-void tune_calls(const std::vector<SpecCall>& calls, const std::string& cache_dir) {
+std::size_t tune_calls(const std::vector<SpecCall>& calls, const std::string& cache_dir) {
   // The records land on disk in this folder whatever KJIT_DISK_CACHE says, as the cubins do.
   RuntimeOptions options = RuntimeOptions::from_environment();
   options.cache_dir = cache_dir;
@@ -78,7 +81,7 @@ void tune_calls(const std::vector<SpecCall>& calls, const std::string& cache_dir
                  heuristic && heuristic->status == "ok" ? heuristic->timing.median_us : 0.0,
                  report.seconds);
   }
-  std::printf("%zu shapes tuned\n", seen.size());
+  return seen.size();
 }
 
 /// "sm_80,sm_90" -> {80, 90}; each must be a target of this NVRTC. Empty: this GPU's arch.
@@ -218,11 +221,16 @@ void run_precompile(const PrecompileFlags& flags) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  std::printf(
-      "%zu kernels (%zu calls) in %s: %zu compiled, %zu already cached, %zu failed "
-      "(%.1f s, %d threads)\n",
-      jobs.size(), calls.size(), disk->dir().c_str(), progress.compiled_count(),
-      progress.cached_count(), progress.failed_count(), seconds, threads);
+  const nlohmann::ordered_json summary = {
+      {"cache_dir", disk->dir()}, {"kernels", jobs.size()}, {"calls", calls.size()},
+      {"compiled", progress.compiled_count()}, {"cached", progress.cached_count()},
+      {"failed", progress.failed_count()}, {"seconds", seconds}, {"threads", threads}};
+  if (!flags.json)
+    std::printf(
+        "%zu kernels (%zu calls) in %s: %zu compiled, %zu already cached, %zu failed "
+        "(%.1f s, %d threads)\n",
+        jobs.size(), calls.size(), disk->dir().c_str(), progress.compiled_count(),
+        progress.cached_count(), progress.failed_count(), seconds, threads);
   if (progress.failed_count() > 0)
     throw Error(Status::kErrorCompile,
                 std::to_string(progress.failed_count()) + " kernels failed to compile");
@@ -230,7 +238,14 @@ void run_precompile(const PrecompileFlags& flags) {
     throw Error(Status::kErrorCacheIo,
                 std::to_string(missing) + " kernels are not in '" + disk->dir() +
                     "' afterwards (write failure, or KJIT_CACHE_MAX_SIZE below their size)");
-  if (flags.tune) tune_calls(calls, disk->dir());
+  const std::size_t tuned = flags.tune ? tune_calls(calls, disk->dir()) : 0;
+  if (flags.json) {
+    nlohmann::ordered_json out = summary;
+    out["tuned"] = tuned;
+    std::printf("%s\n", out.dump(2).c_str());
+  } else if (flags.tune) {
+    std::printf("%zu shapes tuned\n", tuned);
+  }
 }
 
 }  // namespace
@@ -248,6 +263,7 @@ void add_precompile_command(CLI::App& app) {
                    "ops, also \"k\": [...] and optionally \"index_dtypes\": [\"i32\", \"i64\"]")
       ->required();
   command->add_flag("--tune", flags->tune, "also tune each shape on this GPU and store the records");
+  command->add_flag("--json", flags->json, "print the summary as JSON (progress stays on stderr)");
   command->add_option("-j,--jobs", flags->jobs, "compile threads (default: one per core)");
   add_cache_dir_option(*command, flags->cache_dir);
   command->callback([flags] { run_precompile(*flags); });

@@ -2,44 +2,24 @@
 // The C API: a thin shell over kjit::Runtime that turns exceptions into status codes.
 #include "kjit/kjit.h"
 
-#include <new>
 #include <string>
 
 #include "kjit/kjit.hpp"
+#include "runtime/c_api_guard.h"
 
-struct kjit_runtime {
-  kjit::Runtime runtime;
-};
+using kjit::c_api::guarded;
+using kjit::c_api::runtime_of;
+
+namespace kjit::c_api {
+
+std::string& last_error() {
+  thread_local std::string text;
+  return text;
+}
+
+}  // namespace kjit::c_api
 
 namespace {
-
-thread_local std::string last_error;
-
-template <typename Body>
-kjit_status guarded(Body&& body) noexcept {
-  try {
-    body();
-    last_error.clear();
-    return KJIT_SUCCESS;
-  } catch (const kjit::Error& e) {
-    last_error = e.what();
-    return static_cast<kjit_status>(e.status());
-  } catch (const std::bad_alloc&) {
-    last_error = "out of host memory";
-    return KJIT_ERROR_OUT_OF_RESOURCES;
-  } catch (const std::exception& e) {
-    last_error = std::string("internal error: ") + e.what();
-    return KJIT_ERROR_INTERNAL;
-  } catch (...) {
-    last_error = "internal error";
-    return KJIT_ERROR_INTERNAL;
-  }
-}
-
-kjit::Runtime& runtime_of(kjit_runtime* rt) {
-  if (rt == nullptr) throw kjit::Error(kjit::Status::kErrorInvalidArgument, "rt is null");
-  return rt->runtime;
-}
 
 kjit::RowwiseArgs rowwise_args(const void* in, int64_t in_row_stride, void* out,
                                int64_t out_row_stride, int64_t rows, int64_t cols,
@@ -51,15 +31,6 @@ kjit::RowwiseArgs rowwise_args(const void* in, int64_t in_row_stride, void* out,
 }  // namespace
 
 extern "C" {
-
-kjit_status kjit_runtime_create(kjit_runtime** rt) {
-  return guarded([&] {
-    if (rt == nullptr) throw kjit::Error(kjit::Status::kErrorInvalidArgument, "rt is null");
-    *rt = new kjit_runtime{};
-  });
-}
-
-void kjit_runtime_destroy(kjit_runtime* rt) { delete rt; }
 
 kjit_status kjit_softmax(kjit_runtime* rt, const void* in, int64_t in_row_stride, void* out,
                          int64_t out_row_stride, int64_t rows, int64_t cols, kjit_dtype in_dtype,
@@ -114,6 +85,6 @@ kjit_status kjit_softmax_topk(kjit_runtime* rt, const void* logits, int64_t row_
   });
 }
 
-const char* kjit_last_error(void) { return last_error.c_str(); }
+const char* kjit_last_error(void) { return kjit::c_api::last_error().c_str(); }
 
 }  // extern "C"

@@ -64,11 +64,19 @@ class OpTools {
   /// Throws Error naming the field or the algorithm when the call or the choice is invalid.
   virtual PlannedKernel plan(const nlohmann::json& call, const DeviceProps& device,
                              const std::string& algorithm) const = 0;
+  /// Compiles and loads on the current GPU the kernel the call's first call would use (tuning its
+  /// class first with KJIT_TUNE=first-use), launching nothing; returns kernel_report_json.
+  virtual nlohmann::ordered_json prepare(Runtime& runtime, const nlohmann::json& call) const = 0;
   /// Tunes the call's class on the current GPU; with `reuse_record`, candidates a stored record
   /// timed keep their times; with `save`, the winner becomes the class's record.
   virtual TuneSummary tune(Runtime& runtime, const nlohmann::json& call, bool reuse_record,
                            bool save) const = 0;
 };
+
+/// A kernel report as JSON: kernel_key, kernel (the name expression), config (`config_json`
+/// parsed), arch, registers, spill_bytes, static_smem, dynamic_smem, cubin_bytes, compile_ms.
+nlohmann::ordered_json kernel_report_json(const KernelReportBase& report,
+                                          const std::string& config_json);
 
 /// Adds a family's tools to the registry (KJIT_REGISTER_OP_FAMILY in runtime/op_tools_for.h
 /// does it when the library loads).

@@ -39,6 +39,12 @@ class OpToolsFor : public OpTools {
     return plan;
   }
 
+  nlohmann::ordered_json prepare(Runtime& runtime, const nlohmann::json& call) const override {
+    const auto report =
+        RuntimeAccess::dispatcher(runtime).prepare<Family>(Family::problem_from_json(call));
+    return kernel_report_json(report, report.config.to_json());
+  }
+
   TuneSummary tune(Runtime& runtime, const nlohmann::json& call, bool reuse_record,
                    bool save) const override {
     Dispatcher& dispatcher = RuntimeAccess::dispatcher(runtime);

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # On a GPU host: build, run every test (GPU suites included), the demo, the C++ benchmark,
-# the tuner's targets (scripts/tune_check.sh) and the comparisons with torch (softmax family;
-# softmax + top-K), then write $OUT/RESULTS.md from their outputs (bench/results_report.py;
+# the tuner's targets (scripts/tune_check.sh), the comparisons with torch (softmax family;
+# softmax + top-K) and the Python package (its tests, GPU suites included, and its host time
+# beside torch's), then write $OUT/RESULTS.md from their outputs (bench/results_report.py;
 # copy it to bench/RESULTS.md). Logs go to $OUT (default ./out).
 #   bash scripts/gpu_check.sh [--quick]
-# STEPS="build tests demo bench host tune torch topk topk_tune" (the default: all but
+# STEPS="build tests demo bench host tune torch topk python topk_tune" (the default: all but
 # topk_tune, which prints every top-K candidate's time at a few shapes) picks steps, so a run
 # can be split over calls with a time limit; the build folder is reused. TESTS_REGEX narrows the
 # tests step to the matching ctest names; TOPK_CELLS narrows the top-K comparison. KJIT_COMMIT
@@ -19,9 +20,9 @@ status=0
 
 commit=${KJIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 printf '{"date": "%s", "commit": "%s", "steps": "%s"}\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" \
-  "$commit" "${STEPS:-build tests demo bench host tune torch topk}" >"$OUT/run.json"
+  "$commit" "${STEPS:-build tests demo bench host tune torch topk python}" >"$OUT/run.json"
 
-STEPS=${STEPS:-build tests demo bench host tune torch topk}
+STEPS=${STEPS:-build tests demo bench host tune torch topk python}
 step() { echo; echo "=== $1"; }
 wants() { [[ " $STEPS " == *" $1 "* ]]; }
 
@@ -86,6 +87,28 @@ for arg in "$@"; do [ "$arg" = --quick ] && cells=--quick; done
 KJIT_TUNE=off PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_topk.py "$BUILD/runtime/libkjit.so" \
   --out "$OUT/compare_topk.md" --json "$OUT/compare_topk.json" $cells 2>&1 |
   tee "$OUT/compare_topk.log" || status=1
+fi
+
+if wants python; then
+  step "python package"
+  # Installed with the host's own nanobind, scikit-build-core, torch, CuPy and pytest (a GPU host
+  # may have no package registry), into a folder of its own; the build folder is kept.
+  site=$(mktemp -d)
+  if CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install --no-build-isolation --no-deps \
+       -C build-dir="$BUILD/python-package" --target "$site" . >"$OUT/python_install.log" 2>&1; then
+    (cd "$site" && PYTHONPATH="$site" PYTHONUNBUFFERED=1 python3 -m pytest -rs -p no:cacheprovider \
+       "$OLDPWD/python/tests") >"$OUT/python_tests.log" 2>&1 || status=1
+    tail -15 "$OUT/python_tests.log"
+    # Host time against torch.softmax, and GPU time in a graph (C API beside it, where built).
+    libkjit=""
+    [ -f "$BUILD/runtime/libkjit.so" ] && libkjit="--libkjit $BUILD/runtime/libkjit.so"
+    PYTHONPATH="$site" python3 bench/python_host_overhead.py $libkjit \
+      --json "$OUT/python_host_overhead.json" 2>&1 | tee "$OUT/python_host_overhead.md" || status=1
+  else
+    tail -30 "$OUT/python_install.log"
+    status=1
+  fi
+  rm -rf "$site"
 fi
 
 if wants topk_tune; then

@@ -36,6 +36,11 @@ class Dispatcher {
   KernelReportOf<typename Family::Config> explain(const typename Family::Call& call,
                                                   const typename Family::Config* forced);
 
+  /// Resolves the class of `problem` on the current context as its first call would (tuning the
+  /// class first with KJIT_TUNE=first-use), compiling and loading without launching.
+  template <typename Family>
+  KernelReportOf<typename Family::Config> prepare(typename Family::Problem problem);
+
   /// Tunes the class of `problem` on the current context's device, on buffers of its own, on
   /// `stream` (null: a stream of its own).
   template <typename Family>
@@ -61,6 +66,8 @@ class Dispatcher {
   /// True when work on `stream` is being captured into a graph (or the driver cannot say).
   static bool capturing(CUstream stream);
   static void fill_report(const Launchable& launchable, KernelReportBase& report);
+  template <typename Config>
+  static KernelReportOf<Config> report_of(const ResolvedKernel<Config>& resolved);
 
   template <typename Family>
   std::shared_ptr<const ResolvedKernel<typename Family::Config>> resolve(
@@ -114,10 +121,22 @@ KernelReportOf<typename Family::Config> Dispatcher::explain(const typename Famil
                                                             const typename Family::Config* forced) {
   typename Family::Problem problem = Family::validate(call);
   if (problem.rows == 0) problem.rows = 1;
-  const auto resolved = resolve<Family>(current_state(), problem, forced);
-  KernelReportOf<typename Family::Config> report;
-  fill_report(resolved->launchable, report);
-  report.config = resolved->config;
+  return report_of(*resolve<Family>(current_state(), problem, forced));
+}
+
+template <typename Family>
+KernelReportOf<typename Family::Config> Dispatcher::prepare(typename Family::Problem problem) {
+  if (problem.rows == 0) problem.rows = 1;
+  ContextState& state = current_state();
+  if (settings_.tune == TuneMode::kFirstUse) tune_first_use<Family>(state, problem);
+  return report_of(*resolve<Family>(state, problem, nullptr));
+}
+
+template <typename Config>
+KernelReportOf<Config> Dispatcher::report_of(const ResolvedKernel<Config>& resolved) {
+  KernelReportOf<Config> report;
+  fill_report(resolved.launchable, report);
+  report.config = resolved.config;
   return report;
 }
 

@@ -270,7 +270,7 @@ TEST_CASE("cache verify removes a corrupt entry and precompile rebuilds just tha
   flip_middle_byte(victim);
   const Result repaired = kjit("cache verify --cache-dir " + cache);
   INFO(repaired.output);
-  CHECK(repaired.code == 0);
+  CHECK(repaired.code == 1);  // as fsck: bad entries were found and removed
   CHECK(contains(repaired.output, "16 checked, 15 ok, 1 removed"));
   CHECK(contains(repaired.output, victim.filename().string()));
   CHECK_FALSE(fs::exists(victim));

@@ -4,7 +4,15 @@
 #ifndef KJIT_KJIT_H
 #define KJIT_KJIT_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+/* The version of these headers (the build reads it from here). kjit_version() gives the loaded
+ * library's, which a binding compares with KJIT_VERSION_STRING. */
+#define KJIT_VERSION_MAJOR 0
+#define KJIT_VERSION_MINOR 1
+#define KJIT_VERSION_PATCH 0
+#define KJIT_VERSION_STRING "0.1.0"
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,10 +43,74 @@ typedef enum kjit_dtype {
 
 typedef struct kjit_runtime kjit_runtime;
 
+/* The loaded library's version, e.g. "0.1.0". */
+const char* kjit_version(void);
+
+/* How tuning records are used (KJIT_TUNE). */
+typedef enum kjit_tune_mode {
+  KJIT_TUNE_OFF = 0,       /* heuristics only */
+  KJIT_TUNE_CACHED = 1,    /* a tuning record where there is one, else the heuristics */
+  KJIT_TUNE_FIRST_USE = 2  /* tune a new problem class on its first call (blocking) */
+} kjit_tune_mode;
+
+/* Every runtime knob, as kjit::RuntimeOptions. `size` is sizeof(kjit_options) where the caller
+ * was compiled: fields are only ever added at the end, and a library newer than the caller's
+ * header gives the fields past `size` their defaults. kjit_options_init fills in everything.
+ * Strings are copied when the runtime is created. */
+typedef struct kjit_options {
+  size_t size;
+  const char* cache_dir;     /* cubin cache folder; NULL or "": no disk cache */
+  const char* cache_bundle;  /* read-only bundle consulted first; NULL or "": none */
+  int32_t disk_cache;        /* 0: keep compiled kernels in memory only */
+  int32_t jit;               /* 0: a kernel missing from the caches is an error, never a compile */
+  kjit_tune_mode tune;
+  const char* log_level;     /* trace, debug, info, warn, error, off; NULL or "": leave as is */
+  uint64_t cache_max_bytes;  /* size cap of the disk cache (0: none) */
+  int32_t dependent_launch;  /* 0: every kernel waits for the one before it (KJIT_PDL=0) */
+} kjit_options;
+
+/* Fills `options` with the environment's settings (KJIT_* variables, as kjit_runtime_create
+ * reads them) and sets its size. The strings stay valid until the next call in this thread. */
+kjit_status kjit_options_from_environment(kjit_options* options);
+
 /* Creates a runtime; options come from the environment (KJIT_* variables). */
 kjit_status kjit_runtime_create(kjit_runtime** rt);
+/* Creates a runtime with these options; the environment is not read. */
+kjit_status kjit_runtime_create_with_options(kjit_runtime** rt, const kjit_options* options);
 /* Destroys a runtime made by kjit_runtime_create (NULL is allowed). */
 void kjit_runtime_destroy(kjit_runtime* rt);
+
+/* Compiles (or finds in the caches) and loads the kernel a call needs on the current device,
+ * launching nothing, so that later calls, those captured into a CUDA graph too, start at once.
+ * With KJIT_TUNE_FIRST_USE it also tunes the call's class, as a first call would. `call` is a
+ * JSON object that describes the call without buffers: {"op": "softmax", "dtype": "bf16",
+ * "rows": 64, "cols": 4096}, with "out_dtype" for the row-wise ops and "k", "index_dtype" for
+ * softmax_topk; buffers are taken as contiguous and 16-byte aligned, as allocators give them. */
+kjit_status kjit_prepare(kjit_runtime* rt, const char* call);
+/* kjit_prepare, then what was chosen as a JSON object (kernel, config, arch, registers, shared
+ * memory, spills, cubin size, compile time) written into `report`, truncated to `capacity` bytes
+ * with the NUL; `length` (may be NULL) receives the full length, NUL not counted, so a caller
+ * can retry with a buffer large enough. */
+kjit_status kjit_explain(kjit_runtime* rt, const char* call, char* report, size_t capacity,
+                         size_t* length);
+
+/* Levels of kjit's log lines. */
+typedef enum kjit_log_level {
+  KJIT_LOG_TRACE = 0,
+  KJIT_LOG_DEBUG = 1,
+  KJIT_LOG_INFO = 2,
+  KJIT_LOG_WARN = 3,
+  KJIT_LOG_ERROR = 4,
+  KJIT_LOG_CRITICAL = 5
+} kjit_log_level;
+
+/* Receives one log line (without a trailing newline). Called from whichever thread logs, so it
+ * must be thread-safe; it must not call back into kjit. */
+typedef void (*kjit_log_callback)(kjit_log_level level, const char* message, void* user_data);
+
+/* Sends kjit's log lines to `callback` instead of stderr, process-wide; NULL restores stderr.
+ * Which lines are made is set by KJIT_LOG_LEVEL or the options' log_level. */
+void kjit_set_log_callback(kjit_log_callback callback, void* user_data);
 
 /* out = softmax(in) per row. Strides are in elements; stream is a CUstream (NULL: default). */
 kjit_status kjit_softmax(kjit_runtime* rt, const void* in, int64_t in_row_stride, void* out,

@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: Apache-2.0
+"""kjit's ops as torch ops: importing kjit.torch registers torch.ops.kjit.*
+
+    torch.ops.kjit.softmax(x, out_dtype=None) -> Tensor
+    torch.ops.kjit.log_softmax(x, out_dtype=None) -> Tensor
+    torch.ops.kjit.reduce_scale(x, out_dtype=None) -> (out, scale)
+    torch.ops.kjit.softmax_topk(logits, k, temperature=1.0, k_per_row=None, logprobs=False,
+                                renorm=False, index_dtype=None) -> (probs, indices)
+    and softmax_out(x, out), log_softmax_out, reduce_scale_out(x, out, scale=None),
+    softmax_topk_out(logits, k, temperature, k_per_row, logprobs, renorm, probs, indices).
+
+They run on CUDA tensors, on torch's current stream, in the tensor's device, through the
+default runtime; torch.compile(fullgraph=True) traces them (fake kernels allocate what the
+real ones do) and CUDA graphs capture them (call warmup() first). The ops carry no autograd
+kernel (it would cost every eager call); kjit.torch.softmax and log_softmax below are
+differentiable."""
+import torch
+
+from . import _library  # noqa: F401  (registration happens at import)
+from ._autograd import LogSoftmax, Softmax, wants_grad  # noqa: E402  (after _library: it uses the ops)
+from ._warmup import warmup
+
+__all__ = ["softmax", "log_softmax", "reduce_scale", "softmax_topk", "warmup"]
+
+_ops = torch.ops.kjit
+
+
+def softmax(x, out=None, *, out_dtype=None):
+    """softmax along the last dimension; into ``out`` when given. Differentiable."""
+    if out is None:
+        if wants_grad(x):
+            return Softmax.apply(x, out_dtype)
+        return _ops.softmax.default(x, out_dtype)
+    _ops.softmax_out.default(x, out)
+    return out
+
+
+def log_softmax(x, out=None, *, out_dtype=None):
+    """log_softmax along the last dimension; into ``out`` when given. Differentiable."""
+    if out is None:
+        if wants_grad(x):
+            return LogSoftmax.apply(x, out_dtype)
+        return _ops.log_softmax.default(x, out_dtype)
+    _ops.log_softmax_out.default(x, out)
+    return out
+
+
+def reduce_scale(x, out=None, *, out_dtype=None, scale=None):
+    """(x / max|x|, max|x|) along the last dimension; into ``out`` (and ``scale``) when given."""
+    if out is None:
+        return _ops.reduce_scale.default(x, out_dtype)
+    _ops.reduce_scale_out.default(x, out, scale)
+    return out, scale
+
+
+def softmax_topk(logits, k, *, temperature=1.0, k_per_row=None, logprobs=False, renorm=False,
+                 index_dtype=None, probs=None, indices=None):
+    """(probs, indices) of the k most probable entries of softmax(logits / temperature) along
+    the last dimension; into ``probs`` and ``indices`` when both are given."""
+    if probs is None and indices is None:
+        return _ops.softmax_topk.default(logits, k, temperature, k_per_row, logprobs, renorm,
+                                         index_dtype)
+    _ops.softmax_topk_out.default(logits, k, temperature, k_per_row, logprobs, renorm, probs,
+                                  indices)
+    return probs, indices
