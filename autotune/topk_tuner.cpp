@@ -12,7 +12,8 @@
 #include "autotune/scratch_rows.h"
 #include "kjit/error.hpp"
 #include "runtime/driver/handles.h"
-#include "runtime/ops/topk_kernels.h"
+#include "runtime/ops/topk/topk_heuristics.h"
+#include "runtime/ops/topk/topk_kernels.h"
 
 namespace kjit {
 namespace {

@@ -14,7 +14,7 @@
 #include "autotune/device_check.h"
 #include "autotune/scratch_rows.h"
 #include "kjit/error.hpp"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 
 namespace kjit {
 namespace {

@@ -12,7 +12,7 @@
 #include "runtime/driver/context.h"
 #include "runtime/driver/handles.h"
 #include "runtime/loaded_kernel.h"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 
 namespace kjit::bench {
 namespace {

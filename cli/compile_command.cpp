@@ -10,7 +10,7 @@
 #include "kjit/error.hpp"
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/compiler/kernel_key.h"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 
 namespace kjit::cli {
 namespace {

@@ -8,10 +8,11 @@
 #include "bench/rowwise_bench.h"
 #include "cli/commands.h"
 #include "cli/shapes.h"
+#include "kjit/error.hpp"
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/driver/handles.h"
-#include "kjit/error.hpp"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/driver/nominal_device.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 
 namespace kjit::cli {
 namespace {

@@ -18,7 +18,8 @@
 #include "cli/spec_file.h"
 #include "kjit/error.hpp"
 #include "runtime/compiler/kernel_key.h"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/driver/nominal_device.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 
 namespace kjit::cli {
 namespace {

@@ -27,7 +27,7 @@
 #include "runtime/compiler/nvrtc.h"
 #include "runtime/cubin_store.h"
 #include "runtime/driver/handles.h"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 
 namespace kjit::cli {
 namespace {

@@ -10,8 +10,9 @@
 
 #include "cli/shapes.h"
 #include "kjit/error.hpp"
-#include "runtime/ops/rowwise_heuristics.h"
-#include "runtime/ops/topk_kernels.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/topk/topk_heuristics.h"
+#include "runtime/ops/topk/topk_kernels.h"
 
 namespace kjit::cli {
 namespace {

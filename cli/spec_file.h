@@ -8,7 +8,7 @@
 
 #include "kjit/types.hpp"
 #include "runtime/driver/context.h"
-#include "runtime/ops/rowwise_kernels.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 #include "runtime/ops/rowwise_problem.h"
 #include "runtime/ops/topk_problem.h"
 

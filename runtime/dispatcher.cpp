@@ -5,11 +5,12 @@
 #include <cstdint>
 #include <mutex>
 
+#include "kernel_sources/topk_params.cuh"
 #include "kjit/error.hpp"
 #include "runtime/compiler/kernel_key.h"
-#include "runtime/ops/rowwise_heuristics.h"
-#include "kernel_sources/topk_params.cuh"
-#include "runtime/ops/topk_kernels.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/topk/topk_heuristics.h"
+#include "runtime/ops/topk/topk_kernels.h"
 
 namespace kjit {
 namespace {

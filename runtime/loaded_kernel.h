@@ -4,11 +4,11 @@
 
 #include <memory>
 
-#include "kjit/config.hpp"
 #include "kernel_sources/row_params.cuh"
+#include "kjit/config.hpp"
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/driver/handles.h"
-#include "runtime/ops/rowwise_kernels.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 #include "runtime/row_claims.h"
 
 namespace kjit {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "runtime/compiler/resource_usage.h"
-#include "runtime/ops/rowwise_kernels.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 
 namespace kjit {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "runtime/ops/rowwise_kernels.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 
 namespace kjit {
 

@@ -9,8 +9,9 @@
 
 #include "kjit/error.hpp"
 #include "runtime/cubin_store.h"
-#include "runtime/ops/rowwise_heuristics.h"
-#include "runtime/ops/rowwise_kernels.h"
+#include "runtime/driver/nominal_device.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 
 namespace {
 

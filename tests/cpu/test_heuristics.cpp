@@ -11,8 +11,9 @@
 #include <vector>
 
 #include "kjit/kjit.hpp"
-#include "runtime/ops/rowwise_heuristics.h"
-#include "runtime/ops/rowwise_kernels.h"
+#include "runtime/driver/nominal_device.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 #include "runtime/ops/rowwise_problem.h"
 
 using namespace kjit;

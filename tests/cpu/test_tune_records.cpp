@@ -9,7 +9,8 @@
 #include "autotune/tune_records.h"
 #include "autotune/tuner.h"
 #include "kjit/error.hpp"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/driver/nominal_device.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 
 using namespace kjit;
 

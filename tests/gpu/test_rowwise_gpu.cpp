@@ -19,8 +19,8 @@
 #include "support/parallel.h"
 #include "row_batch.h"
 #include "row_inputs.h"
-#include "runtime/ops/rowwise_heuristics.h"
-#include "runtime/ops/rowwise_kernels.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 #include "runtime/ops/rowwise_problem.h"
 
 using namespace kjit;
