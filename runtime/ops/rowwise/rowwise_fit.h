@@ -87,7 +87,8 @@ KernelConfig fit_warp(const RowwiseProblem& p, int pack);
 /// A block per row: block_regs sized by block_threads_for, the others at 1024 threads.
 KernelConfig fit_block(Algorithm algorithm, const RowwiseProblem& p, int pack);
 /// The cluster kernel: the smallest cluster whose slices fit the target and whose blocks fill
-/// the device (cluster_blocks_cap), the fewest threads that hold a slice.
+/// the device, at most 8 blocks where the rows outnumber the clusters of 16 that run at once
+/// (rows_past_wide_clusters); the fewest threads that hold a slice.
 KernelConfig fit_cluster(const RowwiseProblem& p, const DeviceProps& d, int pack);
 /// A row slice per block in shared memory: one block per row when the row fits the target
 /// slice, else (allow_cluster) the smallest cluster whose slices do.
