@@ -23,13 +23,16 @@ struct RingShape {
   long long slice_cols = 0;         ///< the block's columns (16-byte multiples)
   long long slice_bytes = 0;
   long long chunks = 0;             ///< chunks a row slice takes
-  long long chunk_bytes = 0;        ///< as small as the slice allows, whole packs for every consumer
+  /// As small as the slice allows in whole packs for every consumer, so that the ring holds
+  /// more of a narrow slice's rows.
+  long long chunk_bytes = 0;
   long long chunk_packs = 0;        ///< 16-byte packs of a chunk each consumer thread holds
   long long chunk_cols = 0;
   long long values_per_thread = 0;  ///< values a consumer thread holds: its share of the slice
-  /// Outputs go back into their chunk and out by bulk copies (4-byte types, and two consumer
-  /// groups but for 16-bit log-softmax over slices under kRingLogSoftmaxBulkSliceBytes); the
-  /// others are stored from registers and the chunk freed as soon as it is read.
+  /// Outputs go back into their chunk and out by bulk copies, so their threads leave a row as
+  /// soon as it is in shared memory (4-byte types, and two consumer groups but for 16-bit
+  /// log-softmax over slices under kRingLogSoftmaxBulkSliceBytes); the others are stored from
+  /// registers and the chunk freed as soon as it is read.
   bool bulk_stores = false;
   /// The ring, the launch's dynamic shared memory: one block an SM, two row slices or more ahead
   /// of the consumers; a chunk of bulk-stored outputs stays taken until its store has read it,
