@@ -12,8 +12,8 @@
 #include "runtime/driver/context.h"
 #include "runtime/driver/handles.h"
 #include "runtime/launch/loaded_kernel.h"
-#include "runtime/ops/rowwise_heuristics.h"
-#include "runtime/ops/rowwise_kernels.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 
 namespace kjit::bench {
 namespace {

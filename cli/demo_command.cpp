@@ -5,14 +5,16 @@
 #include <memory>
 #include <string>
 
+#include "runtime/driver/nominal_device.h"
 #include "bench/rowwise_bench.h"
 #include "cli/commands.h"
 #include "cli/shapes.h"
+#include "kjit/error.hpp"
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/driver/handles.h"
 #include "kjit/error.hpp"
 #include "runtime/op_tools.h"
-#include "runtime/ops/rowwise_heuristics.h"  // nominal_device
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 
 namespace kjit::cli {
 namespace {

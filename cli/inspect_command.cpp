@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/driver/nominal_device.h"
 #include "cache/bundle.h"
 #include "cache/disk_cache.h"
 #include "cli/call_flags.h"
@@ -20,7 +21,7 @@
 #include "kjit/error.hpp"
 #include "runtime/compiler/kernel_key.h"
 #include "runtime/op_tools.h"
-#include "runtime/ops/rowwise_heuristics.h"  // nominal_device
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 
 namespace kjit::cli {
 namespace {

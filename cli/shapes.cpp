@@ -6,7 +6,8 @@
 #include <cstdio>
 
 #include "kjit/error.hpp"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/driver/nominal_device.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 
 namespace kjit::cli {
 

@@ -11,6 +11,7 @@
 #include "grid_dependency.cuh"
 #include "l2_hints.cuh"
 #include "pack.cuh"
+#include "row_layout.cuh"
 #include "row_math.cuh"
 
 namespace kjit {
@@ -22,12 +23,11 @@ block_online(const RowParams params) {
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
   typedef RowMath<Op> Math;
-  static_assert(PackSize * sizeof(In) <= 16 && PackSize * sizeof(Out) <= 16,
+  static_assert(PackSize * sizeof(In) <= kMaxPackBytes && PackSize * sizeof(Out) <= kMaxPackBytes,
                 "block_online: a pack is at most 16 bytes");
-  static_assert(ClusterBlocks >= 1 && ClusterBlocks <= 16, "block_online: 1..16 blocks per row");
+  static_assert(ClusterBlocks >= 1 && ClusterBlocks <= kMaxClusterBlocks, "block_online: 1..16 blocks per row");
   // Slices start on pack boundaries so that vector loads stay aligned.
-  constexpr int kSliceCols =
-      ((Cols + ClusterBlocks - 1) / ClusterBlocks + PackSize - 1) / PackSize * PackSize;
+  constexpr int kSliceCols = static_cast<int>(pack_slice_cols(Cols, PackSize, ClusterBlocks));
   static_assert((ClusterBlocks - 1) * kSliceCols < Cols, "block_online: a cluster block would get no columns");
   constexpr int kPacks = (kSliceCols + PackSize - 1) / PackSize;
   // Bytes each thread has in flight before it waits, held as loaded (16-bit values two to a

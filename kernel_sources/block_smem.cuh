@@ -9,6 +9,7 @@
 
 #include "grid_dependency.cuh"
 #include "pack.cuh"
+#include "row_layout.cuh"
 #include "row_math.cuh"
 
 namespace kjit {
@@ -20,12 +21,11 @@ block_smem(const RowParams params) {
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
   typedef RowMath<Op> Math;
-  static_assert(PackSize * sizeof(In) <= 16 && PackSize * sizeof(Out) <= 16,
+  static_assert(PackSize * sizeof(In) <= kMaxPackBytes && PackSize * sizeof(Out) <= kMaxPackBytes,
                 "block_smem: a pack is at most 16 bytes");
-  static_assert(ClusterBlocks >= 1 && ClusterBlocks <= 16, "block_smem: 1..16 blocks per row");
+  static_assert(ClusterBlocks >= 1 && ClusterBlocks <= kMaxClusterBlocks, "block_smem: 1..16 blocks per row");
   // Slices start on pack boundaries so that vector loads stay aligned.
-  constexpr int kSliceCols =
-      ((Cols + ClusterBlocks - 1) / ClusterBlocks + PackSize - 1) / PackSize * PackSize;
+  constexpr int kSliceCols = static_cast<int>(pack_slice_cols(Cols, PackSize, ClusterBlocks));
   constexpr int kPacks = kSliceCols / PackSize;
   // 128-byte aligned, as block_split's (which ran 8% slower at 16).
   extern __shared__ __align__(128) unsigned char smem_raw[];

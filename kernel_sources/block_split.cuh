@@ -12,30 +12,24 @@
 #include "async_copy.cuh"
 #include "grid_dependency.cuh"
 #include "held_row.cuh"
+#include "row_layout.cuh"
 
 namespace kjit {
-
-/// Registers a thread of block_split needs beside its held values: addresses, the staged
-/// values it widens, the statistics; reduce_scale's exact division takes more. With fewer, the
-/// compiler spilled at 32 registers a thread.
-template <int Op>
-__host__ __device__ constexpr int split_other_registers() {
-  return Op == kOpReduceScale ? 32 : 24;
-}
 
 /// Staged packs a pass over shared memory reads ahead. Unrolled whole, the compiler read them
 /// all at once into registers and spilled at 32 registers a thread.
 constexpr int kStagedUnroll = 2;
 
-/// How a thread of block_split lays out its share of a row.
+/// How a thread of block_split lays out its share of a row (row_layout.cuh).
 template <int Op, typename In, int Cols, int PackSize, int BlockThreads, int StagedPacks>
 struct SplitShape {
-  static constexpr int kPacks = row_share_values<Cols, PackSize, BlockThreads>() / PackSize;
+  static constexpr int kPacks = static_cast<int>(split_thread_packs(Cols, PackSize, BlockThreads));
   static constexpr int kHeldPacks = kPacks - StagedPacks;
-  static constexpr bool kWords = holds_input_words<In, PackSize, BlockThreads>();
-  static constexpr int kHeldRegisters = kWords ? kHeldPacks * PackSize / 2 : kHeldPacks * PackSize;
+  static constexpr bool kWords = holds_input_words(sizeof(In), PackSize, BlockThreads);
+  static constexpr int kHeldRegisters =
+      static_cast<int>(split_held_registers(Cols, sizeof(In), PackSize, BlockThreads, StagedPacks));
   /// Blocks an SM should hold, told to the compiler so it keeps within their registers.
-  static constexpr int kByRegisters = 65536 / (BlockThreads * (kHeldRegisters + split_other_registers<Op>()));
+  static constexpr int kByRegisters = static_cast<int>(split_blocks_by_registers(Op, BlockThreads, kHeldRegisters));
   static constexpr int kByThreads = 2048 / BlockThreads;
   static constexpr int kMinBlocks =
       kByRegisters < 1 ? 1 : (kByRegisters < kByThreads ? kByRegisters : kByThreads);
@@ -120,12 +114,12 @@ block_split(const RowParams params) {
   typedef RowMath<Op> Math;
   typedef SplitShape<Op, In, Cols, PackSize, BlockThreads, StagedPacks> Shape;
   constexpr int kPackBytes = PackSize * static_cast<int>(sizeof(In));
-  static_assert(kPackBytes >= 4 && kPackBytes <= 16 && PackSize * sizeof(Out) <= 16,
+  static_assert(kPackBytes >= 4 && kPackBytes <= kMaxPackBytes && PackSize * sizeof(Out) <= kMaxPackBytes,
                 "block_split: an input pack is 4 to 16 bytes (asynchronous copies), an output pack "
                 "at most 16");
   static_assert(StagedPacks >= 1 && StagedPacks <= Shape::kPacks,
                 "block_split: 1..(a thread's packs) staged");
-  static_assert(Shape::kHeldRegisters <= 64, "block_split: at most 64 registers a thread held");
+  static_assert(Shape::kHeldRegisters <= kMaxHeldRegisters, "block_split: at most 64 registers a thread held");
   constexpr int kHeld = Shape::kHeldPacks;
   constexpr int kStaged = StagedPacks;
   // 128-byte aligned: at 16 (after 80 bytes of static shared memory) the copies and loads of

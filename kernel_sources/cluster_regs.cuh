@@ -8,23 +8,19 @@
 #include "grid_dependency.cuh"
 #include "held_row.cuh"
 #include "l2_prefetch.cuh"
+#include "row_layout.cuh"
 
 namespace kjit {
 
-/// A block's slice of the row (starting on a pack boundary, so vector loads stay aligned) and
-/// a thread's share of it.
-template <int Cols, int PackSize, int ClusterBlocks>
-__host__ __device__ constexpr int cluster_slice_cols() {
-  return ((Cols + ClusterBlocks - 1) / ClusterBlocks + PackSize - 1) / PackSize * PackSize;
-}
-
+/// A block's slice of the row (pack_slice_cols) and a thread's share of it.
 template <typename In, int Cols, int PackSize, int BlockThreads, int ClusterBlocks>
 struct ClusterRegsShape
     : HeldShape<In, PackSize, BlockThreads,
-                row_share_values<cluster_slice_cols<Cols, PackSize, ClusterBlocks>(), PackSize, BlockThreads>(),
+                static_cast<int>(row_share_values(pack_slice_cols(Cols, PackSize, ClusterBlocks), PackSize,
+                                                  BlockThreads)),
                 BlockThreads> {
-  static constexpr int kSliceCols = cluster_slice_cols<Cols, PackSize, ClusterBlocks>();
-  static constexpr int kPacks = row_share_values<kSliceCols, PackSize, BlockThreads>() / PackSize;
+  static constexpr int kSliceCols = static_cast<int>(pack_slice_cols(Cols, PackSize, ClusterBlocks));
+  static constexpr int kPacks = static_cast<int>(row_share_values(kSliceCols, PackSize, BlockThreads)) / PackSize;
 };
 
 /// Asks L2 for the block's slice of its first row before the grid-dependency wait
@@ -47,14 +43,14 @@ cluster_regs(const RowParams params) {
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
   typedef RowMath<Op> Math;
-  static_assert(ClusterBlocks >= 2 && ClusterBlocks <= 16, "cluster_regs: 2..16 blocks per row");
-  static_assert(PackSize * sizeof(In) <= 16 && PackSize * sizeof(Out) <= 16,
+  static_assert(ClusterBlocks >= 2 && ClusterBlocks <= kMaxClusterBlocks, "cluster_regs: 2..16 blocks per row");
+  static_assert(PackSize * sizeof(In) <= kMaxPackBytes && PackSize * sizeof(Out) <= kMaxPackBytes,
                 "cluster_regs: a pack is at most 16 bytes");
   typedef ClusterRegsShape<In, Cols, PackSize, BlockThreads, ClusterBlocks> Shape;
   constexpr int kSliceCols = Shape::kSliceCols;
   constexpr int kPacks = Shape::kPacks;
   typedef HeldRow<Op, In, kPacks, PackSize, Shape::kWords> Held;
-  static_assert(Shape::kRegisters <= 64,
+  static_assert(Shape::kRegisters <= kMaxHeldRegisters,
                 "cluster_regs: at most 64 values per thread (128 of 16 bits held as loaded)");
   __shared__ RowSlots slots;  // by row parity: one cluster barrier a row
 

@@ -8,17 +8,10 @@
 #pragma once
 
 #include "pack.cuh"
+#include "row_layout.cuh"
 #include "row_math.cuh"
 
 namespace kjit {
-
-/// Whether a thread holds its values as the loaded words: 16-bit inputs, packs of whole 32-bit
-/// words, a row over more than a warp. The host's heuristics mirror this rule
-/// (holds_input_words in rowwise_heuristics.cpp) to count the registers a config needs.
-template <typename In, int PackSize, int GroupThreads>
-__host__ __device__ constexpr bool holds_input_words() {
-  return sizeof(In) == 2 && PackSize % 2 == 0 && GroupThreads > 32;
-}
 
 /// Blocks an SM should hold, told to the compiler (__launch_bounds__) for threads of many held
 /// values: as many as 64K registers hold at the held registers plus what the rest of a thread
@@ -33,18 +26,12 @@ struct HeldOccupancy {
       HeldRegisters > (Words ? 16 : 32) && kByRegisters > 1 ? kByRegisters : 0;
 };
 
-/// Values of a row of Cols a thread of GroupThreads holds: whole packs.
-template <int Cols, int PackSize, int GroupThreads>
-__host__ __device__ constexpr int row_share_values() {
-  return (Cols + GroupThreads * PackSize - 1) / (GroupThreads * PackSize) * PackSize;
-}
-
 /// How a thread of a row spread over GroupThreads holds its Values: as words or floats, in how
 /// many registers, and the blocks of BlockThreads an SM should hold.
 template <typename In, int PackSize, int GroupThreads, int Values, int BlockThreads>
 struct HeldShape {
-  static constexpr bool kWords = holds_input_words<In, PackSize, GroupThreads>();
-  static constexpr int kRegisters = kWords ? Values / 2 : Values;
+  static constexpr bool kWords = holds_input_words(sizeof(In), PackSize, GroupThreads);
+  static constexpr int kRegisters = static_cast<int>(held_registers(kWords, Values));
   static constexpr int kMinBlocks = HeldOccupancy<kRegisters, kWords, BlockThreads>::kMinBlocks;
 };
 

@@ -3,6 +3,8 @@
 // host, so both sides agree on the layout; plain types only.
 #pragma once
 
+#include "kjit/row_op.hpp"
+
 namespace kjit {
 
 /// One trivially-copyable argument block for every row-wise kernel: the launch signature is
@@ -21,7 +23,12 @@ struct RowParams {
   unsigned* row_claims;
 };
 
-/// Op codes shared by host and device (template argument Op).
-enum RowOpCode { kOpSoftmax = 0, kOpLogSoftmax = 1, kOpReduceScale = 2 };
+/// 32-bit words of one launch's row-claim counter (RowParams::row_claims).
+constexpr int kRowClaimWords = 2;
+
+/// The ops as the kernels' template argument Op takes them.
+constexpr int kOpSoftmax = static_cast<int>(RowOp::kSoftmax);
+constexpr int kOpLogSoftmax = static_cast<int>(RowOp::kLogSoftmax);
+constexpr int kOpReduceScale = static_cast<int>(RowOp::kReduceScale);
 
 }  // namespace kjit

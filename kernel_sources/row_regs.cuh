@@ -7,14 +7,15 @@
 #include "grid_dependency.cuh"
 #include "held_row.cuh"
 #include "l2_prefetch.cuh"
+#include "row_layout.cuh"
 
 namespace kjit {
 
 /// A thread's share of the row: values, whether they stay as loaded words, their registers.
 template <typename In, int Cols, int PackSize, int GroupThreads, int BlockThreads>
-struct RowRegsShape : HeldShape<In, PackSize, GroupThreads, row_share_values<Cols, PackSize, GroupThreads>(),
-                                BlockThreads> {
-  static constexpr int kValues = row_share_values<Cols, PackSize, GroupThreads>();
+struct RowRegsShape : HeldShape<In, PackSize, GroupThreads,
+                                static_cast<int>(row_share_values(Cols, PackSize, GroupThreads)), BlockThreads> {
+  static constexpr int kValues = static_cast<int>(row_share_values(Cols, PackSize, GroupThreads));
 };
 
 /// Asks L2 for the block's first rows, one a thread, before the grid-dependency wait
@@ -42,9 +43,9 @@ row_regs(const RowParams params) {
   static_assert(BlockThreads % GroupThreads == 0, "row_regs: BlockThreads % GroupThreads != 0");
   static_assert(GroupThreads <= 32 || GroupThreads == BlockThreads,
                 "row_regs: a group is part of a warp or the whole block");
-  static_assert(PackSize * sizeof(In) <= 16 && PackSize * sizeof(Out) <= 16,
+  static_assert(PackSize * sizeof(In) <= kMaxPackBytes && PackSize * sizeof(Out) <= kMaxPackBytes,
                 "row_regs: a pack is at most 16 bytes");
-  static_assert(Shape::kRegisters <= 64,
+  static_assert(Shape::kRegisters <= kMaxHeldRegisters,
                 "row_regs: at most 64 values per thread in registers (128 of 16 bits held as loaded)");
   constexpr int kPacks = Shape::kValues / PackSize;
   constexpr int kGroupsPerBlock = BlockThreads / GroupThreads;

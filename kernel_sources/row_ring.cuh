@@ -7,7 +7,7 @@
 //
 // Outputs of 4-byte types, and of two consumer groups but for 16-bit log-softmax over slices
 // under 28 KB, go back into their chunk and out by bulk copies; the others are stored from
-// registers and the chunk is freed as soon as it is read (see RingLayout).
+// registers and the chunk is freed as soon as it is read (see ring_layout.cuh).
 // Cluster peers exchange (max, sum) through mbarrier inboxes, so the producer never has to meet
 // the consumers at a cluster barrier.
 //
@@ -31,68 +31,31 @@
 #include "held_row.cuh"
 #include "l2_prefetch.cuh"
 #include "pack.cuh"
+#include "ring_layout.cuh"
 #include "row_math.cuh"
 
 namespace kjit {
 
-/// A block's row slice cut into chunks of at most 32 KB, the Threads consumer threads of a group
-/// (one of Groups) holding packs t, t + Threads, ... of each chunk, and a ring of 192 or 224 KB of
-/// chunks.
+/// A block's row slice cut into chunks, the Threads consumer threads of a group (one of Groups)
+/// holding packs t, t + Threads, ... of each chunk, and the ring of chunks (ring_shape).
 template <int Cols, typename T, int Cluster, int Threads, int Groups, int Op>
 struct RingLayout {
-  static constexpr int kPack = 16 / static_cast<int>(sizeof(T));  // bulk copies move 16-byte units
-  static constexpr int kSliceCols = ((Cols + Cluster - 1) / Cluster + kPack - 1) / kPack * kPack;
-  static constexpr int kSliceBytes = kSliceCols * static_cast<int>(sizeof(T));
-  static constexpr int kMaxChunkBytes = 32 * 1024;
-  static constexpr int kChunks = (kSliceBytes + kMaxChunkBytes - 1) / kMaxChunkBytes;  // per row slice
-  // Chunks only as large as the slice needs, in whole packs for every consumer, so the ring's
-  // 192 KB hold more of a narrow slice's rows: with 32 KB chunks, bf16 64x151936 over clusters
-  // of 16 (slices of 18.5 KB) kept 111 KB in flight an SM and took 24.1 us on the H100, 16%
-  // behind two passes; with chunks of 20 KB, nine in the ring, 21.0.
-  static constexpr int kChunkUnit = 16 * Threads;
-  static constexpr int kChunkBytes = ((kSliceBytes + kChunks - 1) / kChunks + kChunkUnit - 1) / kChunkUnit * kChunkUnit;
-  static constexpr int kChunkPacks = kChunkBytes / kChunkUnit;  // per consumer thread
-  static constexpr int kChunkCols = kChunkBytes / static_cast<int>(sizeof(T));
-  static constexpr int kValues = kChunks * kChunkPacks * kPack;  // per thread
-  // Outputs go back into their chunk and out by bulk copies for 4-byte types and for two
-  // consumer groups, whose threads then leave a row as soon as it is in shared memory; one group
-  // of 16-bit values stores from registers. Measured on the H100 (softmax, us): fp32 64x262144
-  // over clusters of 16, 48.2 by bulk copies against 54.2 from registers; two groups of 256 over
-  // bf16, 64x262144 25.7-25.8 against 28.1, 128x131072 over clusters of 8 25.0 against
-  // 29.0-29.3, 256x262144 93.8 against 95.6-95.8 (64x128256 16.4-16.6 against 16.3-16.4); one
-  // group of 512, bf16 512x131072 over clusters of 4, 98.1 from registers against 117.9, and
-  // bf16 512x65536 over clusters of 2, 49.5 against 51.5.
-  // 16-bit log-softmax in two groups, whose groups hold the loaded words rather than exps, only
-  // where slices are 28 KB or more (H100, the C++ benchmark and the scratch harness, us, bulk
-  // copies against registers: bf16 64x262144 23.43-23.46 against 24.86-24.88, 128x131072 over
-  // clusters of 8 22.97-23.04 against 25.84-25.90, 64x128256 13.31-13.36 against 13.64-13.67,
-  // 256x262144 91.9-92.0 against 92.9-93.2; but 64x151936, 19 KB slices, 18.30-18.36 against
-  // 16.51-16.60, 48x100000, 25 KB, 10.61-10.64 against 10.03-10.04, and, the one loss at 32 KB,
-  // 32x262144 13.48-13.52 against 13.24-13.32).
-  static constexpr int kLogSoftmaxBulkSliceBytes = 28 * 1024;
-  static constexpr bool kBulkStores =
-      sizeof(T) == 4 || (Groups > 1 && (Op != kOpLogSoftmax || kSliceBytes >= kLogSoftmaxBulkSliceBytes));
-  // The ring's bytes, the launch's dynamic shared memory (ring_shape on the host): one block an
-  // SM, two row slices or more ahead of the consumers. A chunk of bulk-stored outputs stays taken
-  // until its store has read it, so those rings get 224 KB; the others, whose chunks free as
-  // soon as they are read, 192 KB. Measured on the H100 (softmax, us, 224 against 192 KB): fp32
-  // 64x200000 41.9-42.9 against 46.1, 64x128256 26.0 against 27.1-27.2, 64x262144 50.6-50.7
-  // against 51.1-51.2.
-  static constexpr int kRingBytes = (kBulkStores ? 7 : 6) * kMaxChunkBytes;
-  // At most 12 chunks, whose barriers the consumers index at run time.
-  static constexpr int kRingChunks = kRingBytes / kChunkBytes < 12 ? kRingBytes / kChunkBytes : 12;
+  static constexpr RingShape kShape =
+      ring_shape(Cols, static_cast<int>(sizeof(T)), Op, Cluster, Groups * Threads, Threads);
+  static constexpr int kPack = kBulkUnitBytes / static_cast<int>(sizeof(T));
+  static constexpr int kSliceCols = static_cast<int>(kShape.slice_cols);
+  static constexpr int kChunks = static_cast<int>(kShape.chunks);  // per row slice
+  static constexpr int kChunkBytes = static_cast<int>(kShape.chunk_bytes);
+  static constexpr int kChunkPacks = static_cast<int>(kShape.chunk_packs);  // per consumer thread
+  static constexpr int kChunkCols = static_cast<int>(kShape.chunk_cols);
+  static constexpr int kValues = static_cast<int>(kShape.values_per_thread);
+  static constexpr bool kBulkStores = kShape.bulk_stores;
+  static constexpr int kRingChunks = static_cast<int>(kShape.ring_chunks);
+  static constexpr bool kWords = kShape.words;
 
-  static_assert(kChunkPacks * Threads * 16 == kChunkBytes, "row_ring: threads must divide a chunk's packs");
+  static_assert(kChunkPacks * Threads * kBulkUnitBytes == kChunkBytes, "row_ring: threads must divide a chunk's packs");
   static_assert((Cluster - 1) * kSliceCols < Cols, "row_ring: a cluster block would get no columns");
-  // 16-bit values held as their loaded words, two to a register (HeldRow): log-softmax's always,
-  // since its outputs take no exponential (H100, us, words against floats: bf16 64x262144
-  // 26.1-26.3 against 28.3-28.5, 64x128256 14.7 against 16.8-17.0, 64x151936 17.3 against
-  // 19.8-20.0); softmax's only past 64 values a thread, since each output then takes a second
-  // exponential (64x262144 over clusters of 16: 27.3 against 25.5). Past 64 values, as over
-  // clusters of 8 at 262144 columns, nothing measured faster than the clusters of 16 (28.7 us).
-  // reduce_scale, whose outputs take no exponential either, keeps floats: not measured.
-  static constexpr bool kWords = sizeof(T) == 2 && (kValues > 64 || Op == kOpLogSoftmax);
-  static_assert(kValues <= (kWords ? 128 : 64), "row_ring: at most 64 registers of values a thread");
+  static_assert(kValues <= ring_max_values(kWords), "row_ring: at most 64 registers of values a thread");
   static_assert(kRingChunks > kChunks, "row_ring: the ring holds a row slice and more");
 };
 
@@ -337,7 +300,7 @@ __device__ __forceinline__ float pack_first(const float (&x)[N]) {
 }
 
 template <int Op, typename IoTypes, int Cols, int Threads, int Cluster, int GroupThreads>
-__global__ void __launch_bounds__(Threads + 32, 1)
+__global__ void __launch_bounds__(Threads + kRingProducerThreads, 1)
 row_ring(const RowParams params) {
   typedef typename IoTypes::in In;
   typedef typename IoTypes::out Out;
@@ -347,9 +310,10 @@ row_ring(const RowParams params) {
   constexpr int kPack = Layout::kPack;
   constexpr int kChunkPacks = Layout::kChunkPacks;
   static_assert(sizeof(In) == sizeof(Out), "row_ring: outputs take their inputs' places");
-  static_assert(Threads % 32 == 0 && Threads >= 64 && Threads <= 1024 - 32, "row_ring: 64..992 consumer threads");
+  static_assert(Threads % 32 == 0 && Threads >= 64 && Threads <= 1024 - kRingProducerThreads,
+                "row_ring: 64..992 consumer threads");
   static_assert(Threads == GroupThreads || Threads == 2 * GroupThreads, "row_ring: one or two consumer groups");
-  static_assert(Cluster >= 1 && Cluster <= 16, "row_ring: 1..16 blocks per row");
+  static_assert(Cluster >= 1 && Cluster <= kMaxClusterBlocks, "row_ring: 1..16 blocks per row");
   constexpr int kGroups = Threads / GroupThreads;
   constexpr int kSets = 2 * kGroups;  // inbox sets (see exchange_row_stats)
   typedef HeldRow<Op, In, Layout::kChunks * kChunkPacks, kPack, Layout::kWords> Held;

@@ -12,16 +12,16 @@
 #include "bulk_copy.cuh"
 #include "grid_dependency.cuh"
 #include "pack.cuh"
+#include "row_layout.cuh"
 #include "row_math.cuh"
 
 namespace kjit {
 
 template <int Cols, typename In, int ClusterBlocks>
 struct StreamSlices {
-  static constexpr int kAlignCols = 16 / static_cast<int>(sizeof(In));
+  static constexpr int kAlignCols = kBulkUnitBytes / static_cast<int>(sizeof(In));
   /// Columns per block: a multiple of 16 bytes, so every slice starts where a bulk copy may.
-  static constexpr int kSliceCols =
-      ((Cols + ClusterBlocks - 1) / ClusterBlocks + kAlignCols - 1) / kAlignCols * kAlignCols;
+  static constexpr int kSliceCols = static_cast<int>(bulk_slice_cols(Cols, sizeof(In), ClusterBlocks));
   static_assert((ClusterBlocks - 1) * kSliceCols < Cols, "row_stream: a cluster block would get no columns");
 };
 
@@ -77,12 +77,12 @@ row_stream(const RowParams params) {
   typedef StreamSlices<Cols, In, ClusterBlocks> Slices;
   typedef SliceStats<Op, PackSize, GroupThreads, In> Stats;
   constexpr int kRowsPerTile = BlockThreads / GroupThreads;
-  constexpr int kStages = 2;
+  constexpr int kStages = kStreamStages;
   static_assert(BlockThreads % GroupThreads == 0 && (GroupThreads <= 32 || kRowsPerTile == 1),
                 "row_stream: a group is part of a warp or the whole block");
-  static_assert(ClusterBlocks >= 1 && ClusterBlocks <= 16, "row_stream: 1..16 blocks per row");
+  static_assert(ClusterBlocks >= 1 && ClusterBlocks <= kMaxClusterBlocks, "row_stream: 1..16 blocks per row");
   static_assert(ClusterBlocks == 1 || kRowsPerTile == 1, "row_stream: clusters take one row per tile");
-  static_assert(PackSize * sizeof(In) <= 16 && PackSize * sizeof(Out) <= 16,
+  static_assert(PackSize * sizeof(In) <= kMaxPackBytes && PackSize * sizeof(Out) <= kMaxPackBytes,
                 "row_stream: a pack is at most 16 bytes");
   constexpr int kSliceCols = Slices::kSliceCols;
   extern __shared__ __align__(128) unsigned char smem_raw[];

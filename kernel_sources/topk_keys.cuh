@@ -4,9 +4,12 @@
 // so selection never meets a tie and the result is deterministic.
 #pragma once
 
+#include "topk_shape.cuh"
+
 namespace kjit {
 
 typedef unsigned long long TopkKey;
+static_assert(sizeof(TopkKey) == kTopkKeyBytes, "TopkKey: the unit the host sizes the buffers by");
 
 /// The float's bits mapped so that unsigned order is float order; every NaN becomes one value
 /// above +inf (torch.topk ranks NaN first too), and -0 becomes +0 (they are equal, so the column

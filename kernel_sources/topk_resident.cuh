@@ -62,15 +62,15 @@ template <typename In, typename Idx, int Cols, int KBucket, int Pack, int Thread
 __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params) {
   start_after_prior_grids();
   check_topk_shape<In, KBucket, Pack, Threads, ClusterBlocks>();
-  static_assert(Packs * Pack <= 32, "topk_resident: at most 32 values a thread");
-  constexpr int kSliceCols = topk_slice_cols<Cols, ClusterBlocks, Pack>();
+  static_assert(Packs * Pack <= kTopkResidentMostValues, "topk_resident: at most 32 values a thread");
+  constexpr int kSliceCols = static_cast<int>(pack_slice_cols(Cols, Pack, ClusterBlocks));
   // The columns of the cluster's shortest slice (its last block's, or any other's).
   constexpr int kLastSliceCols = Cols - (ClusterBlocks - 1) * kSliceCols;
   constexpr int kSureCols = kLastSliceCols < kSliceCols ? kLastSliceCols : kSliceCols;
   static_assert(Threads * Packs * Pack >= kSliceCols, "topk_resident: the slice must fit");
   // The cluster's candidates (at most kLimit), then this block's staged ones: a power of two
   // of them at most, as the bitonic sort of a large share needs.
-  constexpr int kLimit = 2 * KBucket;
+  constexpr int kLimit = topk_list_cap(KBucket);
   constexpr int kMostUnsorted = 256;
   // Up to this many, block 0 places them all: sent to every block for each to place its own,
   // the copies made the block with most of them ~600 ns late at the next barrier (one row of

@@ -267,7 +267,7 @@ template <typename In, int Pack, int Threads, int Unroll, int SliceCols, int KBu
 __device__ TemperedStats scan_slice(const In* row, int begin, int end, int k_row, float c,
                                     TopkKey* keys, TopkBlockState& state) {
   using Tiles = SliceTiles<Pack, Threads, Unroll, SliceCols, guesses_threshold<KBucket>()>;
-  constexpr int kRoom = 4 * KBucket;  // the buffer holds kRoom + Tiles::kTile keys
+  constexpr int kRoom = topk_stream_room(KBucket);  // the buffer holds kRoom + Tiles::kTile keys
   const Tiles slice{begin, end};
   bool guess = guesses_threshold<KBucket>();
   for (;;) {
@@ -450,7 +450,7 @@ __device__ void place_list(TopkKey* list, int listed, int k_row, TopkKey* spare,
 /// and a spare list of that many keys, and an int a key for the places.
 template <int KBucket, int BufferKeys>
 __host__ __device__ constexpr int gathered_sort_room() {
-  constexpr int kListCap = 2 * KBucket;
+  constexpr int kListCap = topk_list_cap(KBucket);
   int room = kListCap;
   while (kListCap + 5 * room <= BufferKeys) room *= 2;  // 2.5 x (2 room) <= the rest
   return room;
@@ -466,7 +466,7 @@ __host__ __device__ constexpr int gathered_sort_room() {
 template <typename Idx, int KBucket, int Threads, int ClusterBlocks, int BufferKeys>
 __device__ void finish_by_gathering(const TopkParams& p, long long row, int k_row,
                                     TemperedStats stats, TopkKey* keys, TopkBlockState& state) {
-  constexpr int kListCap = 2 * KBucket;
+  constexpr int kListCap = topk_list_cap(KBucket);
   TopkKey bound;
   int listed = cut_list<Threads, KBucket>(keys, k_row, state, bound);
   stats = block_merge_tempered<Threads>(stats, p.log2e_over_t, state.warp_max, state.warp_sum);
@@ -660,13 +660,6 @@ __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
   row_barrier<ClusterBlocks>();  // the row's end: no block reuses its list while read
 }
 
-/// Keys the stream kernel's buffer holds: a tile and 4 x the k bucket (the host sizes the
-/// dynamic shared memory the same way).
-template <int KBucket, int Threads, int Pack, int Unroll>
-__host__ __device__ constexpr int topk_stream_buffer_keys() {
-  return 4 * KBucket + Threads * Pack * Unroll;
-}
-
 /// The most keys (the k bucket times the cluster's blocks) whose lists a cluster gathers into one
 /// block to sort them there. Past it, each block sorting its own keys above the cluster's bound
 /// in parallel is faster than block 0 sorting them all (H100, 64 rows of 50257 at k = 1024 over
@@ -683,7 +676,7 @@ template <int KBucket, int ClusterBlocks, int BufferKeys>
 __host__ __device__ constexpr bool finishes_by_gathering() {
   if (sorts_gathered_list<KBucket>() && ClusterBlocks * KBucket > kMostSortedGatheredKeys)
     return false;
-  constexpr int kListCap = 2 * KBucket;
+  constexpr int kListCap = topk_list_cap(KBucket);
   constexpr int kOwn = ClusterBlocks > 1 ? kListCap : 0;
   constexpr int kGathered = ClusterBlocks > 1 ? ClusterBlocks * kListCap : 0;
   constexpr int kPlacing = (sorts_gathered_list<KBucket>() ? 2 : 1) * kListCap + kListCap / 2;
@@ -706,8 +699,8 @@ __global__ void __launch_bounds__(Threads, (topk_stream_min_blocks<Threads, Clus
     topk_softmax(const TopkParams params) {
   start_after_prior_grids();
   check_topk_shape<In, KBucket, Pack, Threads, ClusterBlocks>();
-  constexpr int kSliceCols = topk_slice_cols<Cols, ClusterBlocks, Pack>();
-  constexpr int kBufferKeys = topk_stream_buffer_keys<KBucket, Threads, Pack, Unroll>();
+  constexpr int kSliceCols = static_cast<int>(pack_slice_cols(Cols, Pack, ClusterBlocks));
+  constexpr int kBufferKeys = topk_stream_buffer_keys(KBucket, Threads, Pack, Unroll);
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   TopkKey* const keys = reinterpret_cast<TopkKey*>(dynamic_smem);
   __shared__ TopkBlockState state;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <functional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -63,6 +64,18 @@ KernelConfig KernelConfig::from_json(const std::string& text) {
     throw Error(Status::kErrorInvalidArgument,
                 std::string("kernel config JSON is malformed: ") + e.what());
   }
+}
+
+bool TopkConfig::operator==(const TopkConfig& other) const noexcept {
+  return pack == other.pack && threads == other.threads && unroll == other.unroll &&
+         cluster == other.cluster && algorithm == other.algorithm;
+}
+
+std::string TopkConfig::to_string() const {
+  return std::string("topk ") + kjit::to_string(algorithm) + " pack=" + std::to_string(pack) +
+         " threads=" + std::to_string(threads) +
+         (algorithm == TopkAlgorithm::kResident ? " packs=" : " unroll=") +
+         std::to_string(unroll) + " cluster=" + std::to_string(cluster);
 }
 
 std::string TopkConfig::to_json() const {

@@ -3,6 +3,9 @@
 
 #include <mutex>
 
+#include "runtime/driver/cluster_residency.h"
+#include "runtime/driver/nominal_device.h"
+
 namespace kjit {
 
 DeviceProps query_device(CUdevice device) {
@@ -25,6 +28,11 @@ DeviceProps query_device(CUdevice device) {
   props.max_threads_per_sm = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
   props.l2_bytes = attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
   KJIT_CU(cuDeviceTotalMem, &props.total_memory, device);
+  props.sms_per_gpc = nominal_sms_per_gpc(props.arch);
+  // Where the device runs clusters, the occupancy API knows how its SMs fall into GPCs.
+  const int measured = props.arch >= 90 ? resident_clusters(device, 16, props.max_smem_per_block) : 0;
+  props.clusters_of_16_at_once =
+      measured > 0 ? measured : clusters_of_16_at_once(props.sm_count, props.sms_per_gpc);
   int driver_version = 0;
   KJIT_CU(cuDriverGetVersion, &driver_version);
   props.dependent_launch = props.arch >= 90 && driver_version >= 12030;

@@ -19,6 +19,13 @@ struct DeviceProps {
   int max_threads_per_sm = 0;
   int l2_bytes = 0;
   std::size_t total_memory = 0;
+  /// SMs of one GPC, the unit a thread-block cluster runs within: a cluster of more blocks than
+  /// half a GPC's SMs takes a GPC to itself (18 on the H100; nominal_sms_per_gpc).
+  int sms_per_gpc = 0;
+  /// Clusters of 16 blocks, one an SM, that run at once: one a GPC (7 on the H100). From the
+  /// occupancy API where the device's context is current (resident_clusters), else counted
+  /// from the SMs and sms_per_gpc.
+  int clusters_of_16_at_once = 0;
   /// Programmatic dependent launch works here, in streams and in graphs captured from them:
   /// sm_90 or later, and a driver of CUDA 12.3 or later (the first to capture it).
   bool dependent_launch = false;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/launch/row_claims.h"
 
+#include "kernel_sources/row_params.cuh"
 #include "kjit/error.hpp"
 #include "runtime/log.h"
 
@@ -36,7 +37,7 @@ unsigned* RowClaimCounters::for_launch(CUstream stream) {
 }
 
 unsigned* RowClaimCounters::counter(int slot) {
-  if (slot >= 0) return reinterpret_cast<unsigned*>(memory_.get()) + 2 * slot;
+  if (slot >= 0) return reinterpret_cast<unsigned*>(memory_.get()) + kRowClaimWords * slot;
   if (!warned_full_)
     log().info("all {} row-claim counters taken: ring launches on new streams and new captures take fixed rows",
                kCapacity);
@@ -47,10 +48,10 @@ unsigned* RowClaimCounters::counter(int slot) {
 bool RowClaimCounters::allocate_once() {
   if (failed_) return false;
   try {
-    DeviceMemory memory = allocate_device(std::size_t{kCapacity} * 2 * sizeof(unsigned));
+    DeviceMemory memory = allocate_device(std::size_t{kCapacity} * kRowClaimWords * sizeof(unsigned));
     // Zero before any stream can use them: on a stream of our own, waited for.
     Stream zeroing = create_stream();
-    KJIT_CU(cuMemsetD32Async, memory.get(), 0u, std::size_t{kCapacity} * 2, zeroing.get());
+    KJIT_CU(cuMemsetD32Async, memory.get(), 0u, std::size_t{kCapacity} * kRowClaimWords, zeroing.get());
     KJIT_CU(cuStreamSynchronize, zeroing.get());
     memory_ = std::move(memory);
     return true;

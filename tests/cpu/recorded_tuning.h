@@ -11,8 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/driver/nominal_device.h"
 #include "runtime/driver/context.h"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 
 namespace kjit::test {
 

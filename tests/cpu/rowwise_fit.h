@@ -9,7 +9,7 @@
 
 #include "kjit/config.hpp"
 #include "runtime/driver/context.h"
-#include "runtime/ops/rowwise_kernels.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 #include "runtime/ops/rowwise/rowwise_problem.h"
 
 namespace kjit::test {

@@ -15,8 +15,9 @@
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/driver/cuda_api.h"
 #include "runtime/compiler/kernel_key.h"
-#include "runtime/ops/rowwise_heuristics.h"
-#include "runtime/ops/rowwise_kernels.h"
+#include "runtime/driver/nominal_device.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 
 using namespace kjit;
 

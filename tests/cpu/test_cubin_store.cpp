@@ -7,10 +7,11 @@
 #include <filesystem>
 #include <string>
 
+#include "runtime/driver/nominal_device.h"
 #include "kjit/error.hpp"
 #include "runtime/launch/cubin_store.h"
-#include "runtime/ops/rowwise_heuristics.h"
-#include "runtime/ops/rowwise_kernels.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 
 namespace {
 

@@ -13,9 +13,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "runtime/driver/nominal_device.h"
 #include "kjit/kjit.hpp"
-#include "runtime/ops/rowwise_heuristics.h"
-#include "runtime/ops/rowwise_kernels.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 #include "runtime/ops/rowwise/rowwise_problem.h"
 
 using namespace kjit;

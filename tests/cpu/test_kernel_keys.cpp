@@ -13,7 +13,7 @@
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/compiler/kernel_key.h"
 #include "runtime/compiler/nvrtc.h"
-#include "runtime/ops/rowwise_kernels.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 
 using namespace kjit;
 

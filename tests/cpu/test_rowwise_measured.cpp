@@ -10,7 +10,7 @@
 
 #include "kjit/kjit.hpp"
 #include "recorded_tuning.h"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 #include "support/heuristic_sweep.h"
 
 using namespace kjit;

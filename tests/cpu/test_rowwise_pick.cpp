@@ -13,9 +13,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "runtime/driver/nominal_device.h"
 #include "kjit/kjit.hpp"
 #include "rowwise_fit.h"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 #include "support/heuristic_sweep.h"
 #include "runtime/parallel_for.h"
 

@@ -10,8 +10,9 @@
 #include <set>
 #include <string>
 
+#include "runtime/driver/nominal_device.h"
 #include "kjit/kjit.hpp"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 #include "support/heuristic_sweep.h"
 
 using namespace kjit;

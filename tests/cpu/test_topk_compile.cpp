@@ -14,8 +14,10 @@
 #include "support/compile_pool.h"
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/driver/cuda_api.h"
-#include "runtime/ops/rowwise_heuristics.h"
-#include "runtime/ops/topk_kernels.h"
+#include "runtime/driver/nominal_device.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/topk/topk_heuristics.h"
+#include "runtime/ops/topk/topk_kernels.h"
 
 using namespace kjit;
 

@@ -8,9 +8,10 @@
 
 #include <string>
 
+#include "runtime/ops/topk/topk_heuristics.h"
 #include "kjit/kjit.hpp"
 #include "recorded_tuning.h"
-#include "runtime/ops/topk_kernels.h"
+#include "runtime/ops/topk/topk_kernels.h"
 
 using namespace kjit;
 

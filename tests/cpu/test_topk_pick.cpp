@@ -13,9 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "runtime/ops/topk/topk_heuristics.h"
+#include "runtime/driver/nominal_device.h"
 #include "kjit/kjit.hpp"
-#include "runtime/ops/rowwise_heuristics.h"
-#include "runtime/ops/topk_kernels.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/topk/topk_kernels.h"
 #include "support/heuristic_sweep.h"
 #include "runtime/parallel_for.h"
 

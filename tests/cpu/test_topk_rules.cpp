@@ -10,9 +10,11 @@
 #include <set>
 #include <string>
 
+#include "runtime/ops/topk/topk_heuristics.h"
+#include "runtime/driver/nominal_device.h"
 #include "kjit/kjit.hpp"
-#include "runtime/ops/rowwise_heuristics.h"
-#include "runtime/ops/topk_kernels.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/topk/topk_kernels.h"
 
 using namespace kjit;
 

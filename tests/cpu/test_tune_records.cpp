@@ -6,11 +6,12 @@
 #include <filesystem>
 #include <string>
 
+#include "runtime/driver/nominal_device.h"
 #include "autotune/tune_records.h"
 #include "autotune/tuner.h"
 #include "kjit/error.hpp"
 #include "runtime/ops/rowwise/rowwise_family.h"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 #include "runtime/ops/topk/topk_family.h"
 
 using namespace kjit;

@@ -21,7 +21,7 @@
 #include "row_batch.h"
 #include "row_inputs.h"
 #include "runtime/driver/handles.h"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 #include "runtime/ops/rowwise/rowwise_problem.h"
 #include "support/numeric_host.h"
 #include "support/reference.h"

@@ -18,8 +18,8 @@
 #include "kjit/kjit.hpp"
 #include "row_batch.h"
 #include "row_inputs.h"
-#include "runtime/ops/rowwise_heuristics.h"
-#include "runtime/ops/rowwise_kernels.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 #include "runtime/ops/rowwise/rowwise_problem.h"
 #include "runtime/parallel_for.h"
 

@@ -11,7 +11,7 @@
 #include "kjit/kjit.hpp"
 #include "row_batch.h"
 #include "row_inputs.h"
-#include "runtime/ops/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
 #include "runtime/ops/rowwise/rowwise_problem.h"
 
 using namespace kjit;

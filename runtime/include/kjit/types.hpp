@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "kjit/row_op.hpp"
+
 namespace kjit {
 
 /// Element types. Values match kjit_dtype in kjit.h.
@@ -15,9 +17,6 @@ const char* to_string(DType dtype) noexcept;
 int size_of(DType dtype) noexcept;
 /// Parses "f32"/"f16"/"bf16"/"i32"/"i64"; throws Error(kErrorInvalidArgument) otherwise.
 DType parse_dtype(const std::string& text);
-
-/// The row-wise ops. Values match the kernels' op codes.
-enum class RowOp : int { kSoftmax = 0, kLogSoftmax = 1, kReduceScale = 2 };
 
 /// "softmax", "log_softmax", "reduce_scale".
 const char* to_string(RowOp op) noexcept;

@@ -3,8 +3,8 @@
 
 #include "kernel_sources/row_params.cuh"
 #include "runtime/ops/call_fields.h"
-#include "runtime/ops/rowwise_heuristics.h"
-#include "runtime/ops/rowwise_kernels.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 
 namespace kjit {
 

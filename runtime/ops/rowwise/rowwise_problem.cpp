@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "kernel_sources/row_layout.cuh"
 #include "kjit/error.hpp"
 
 namespace kjit {
@@ -56,7 +57,7 @@ void check_overlap(const RowwiseArgs& args) {
 
 int max_pack_for(const RowwiseArgs& args) {
   const int in_size = size_of(args.in_dtype), out_size = size_of(args.out_dtype);
-  const int widest = 16 / (in_size > out_size ? in_size : out_size);
+  const int widest = kMaxPackBytes / (in_size > out_size ? in_size : out_size);
   const auto in = reinterpret_cast<std::uintptr_t>(args.in);
   const auto out = reinterpret_cast<std::uintptr_t>(args.out);
   for (int pack = widest; pack > 1; pack /= 2) {

@@ -6,7 +6,8 @@
 
 #include "kernel_sources/topk_params.cuh"
 #include "runtime/ops/call_fields.h"
-#include "runtime/ops/topk_kernels.h"
+#include "runtime/ops/topk/topk_heuristics.h"
+#include "runtime/ops/topk/topk_kernels.h"
 
 namespace kjit {
 namespace {

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "kernel_sources/topk_shape.cuh"
 #include "kjit/error.hpp"
 #include "runtime/ops/rowwise/rowwise_problem.h"
 
@@ -82,7 +83,7 @@ void check_layout(const TopkArgs& args) {
 int max_pack_of(const TopkArgs& args) {
   const int size = size_of(args.in_dtype);
   const auto base = reinterpret_cast<std::uintptr_t>(args.logits);
-  for (int pack = 16 / size; pack > 1; pack /= 2)
+  for (int pack = kMaxPackBytes / size; pack > 1; pack /= 2)
     if (base % static_cast<std::uintptr_t>(pack * size) == 0 &&
         (args.rows <= 1 || args.row_stride % pack == 0))
       return pack;
@@ -116,7 +117,7 @@ TopkArgs topk_rows(const TopkArgs& args, std::int64_t first, std::int64_t count)
 }
 
 int topk_bucket(int k) noexcept {
-  int bucket = 32;
+  int bucket = kTopkMinBucket;
   while (bucket < k) bucket *= 2;
   return bucket;
 }

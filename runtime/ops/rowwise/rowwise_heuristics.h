@@ -11,23 +11,20 @@
 
 namespace kjit {
 
-/// The heuristic's pick for `problem` on `device`.
+/// The heuristic's pick for `problem` on `device` (rowwise_pick.cpp).
 KernelConfig choose_rowwise_config(const RowwiseProblem& problem, const DeviceProps& device);
 
 /// Fills the zero fields of a partial config (e.g. only the algorithm) with sensible values.
 KernelConfig complete_rowwise_config(const RowwiseProblem& problem, const DeviceProps& device,
                                      KernelConfig partial);
 
-/// Empty when `config` can run `problem` on `device`; otherwise why not.
+/// Empty when `config` can run `problem` on `device`; otherwise why not (rowwise_validity.cpp).
 std::string why_not_rowwise(const RowwiseProblem& problem, const DeviceProps& device,
                             const KernelConfig& config);
 
 /// Every valid config of the configuration space for `problem` (the tuner's candidates), in a
-/// fixed order; the heuristic pick is among them.
+/// fixed order; the heuristic pick is among them (rowwise_candidates.cpp).
 std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& problem,
                                              const DeviceProps& device);
-
-/// Device properties of a typical GPU of arch `arch` (for compiling without a GPU).
-DeviceProps nominal_device(int arch);
 
 }  // namespace kjit

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tuner's candidates: per algorithm, the few configs that measured runs (H100, H200) show
+// can win, so that tuning a shape stays near a second. Packs come in two sizes because 8-byte
+// accesses often beat 16-byte ones on wide rows (fewer bank conflicts, more loads per thread).
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/ops/rowwise/rowwise_fit.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_rules.h"
+
+namespace kjit {
+namespace {
+
+using namespace rowwise;
+
+/// cluster_smem slices from 32 KB (smaller ones ran far behind) to 96 KB (two blocks an SM).
+constexpr std::int64_t kClusterSmemMinSliceBytes = 32 * 1024;
+constexpr std::int64_t kClusterSmemMaxSliceBytes = 96 * 1024;
+/// Stream slices of long rows up to 96 KB: two stages still fit an SM's shared memory.
+constexpr std::int64_t kStreamMaxSliceBytes = 96 * 1024;
+
+std::vector<int> candidate_packs(const RowwiseProblem& p) {
+  if (p.max_pack >= 2) return {p.max_pack, p.max_pack / 2};
+  return {p.max_pack};
+}
+
+/// Threads whose share of the row (or slice) is at least 8 values in at most 32 registers:
+/// enough loads in flight, no spills.
+std::vector<int> register_threads(const RowwiseProblem& p, std::int64_t cols, int pack) {
+  std::vector<int> threads;
+  for (int t : {128, 256, 512, 1024}) {
+    const bool enough = row_share_values(cols, pack, t) >= 8 || t == 128;
+    if (enough && held_registers_for(p, cols, pack, t) <= kTargetHeldRegisters) threads.push_back(t);
+  }
+  return threads;
+}
+
+void add_register_candidates(const RowwiseProblem& p, int pack, std::vector<KernelConfig>& out) {
+  if (KernelConfig warp = fit_warp(p, pack); fits_registers(p, warp, p.cols, kTargetHeldRegisters)) {
+    out.push_back(warp);
+    out.push_back({Algorithm::kWarp, pack, 256, warp.group, 1});
+  }
+  if (p.cols <= 32 * pack) return;  // narrower rows leave most of a block idle
+  for (int threads : register_threads(p, p.cols, pack))
+    out.push_back({Algorithm::kBlockRegs, pack, threads, threads, 1});
+  // Up to 64 floats a thread at 256 threads: three blocks an SM still fit (80 registers).
+  const std::int64_t registers = held_registers_for(p, p.cols, pack, 256);
+  if (!holds_input_words(size_of(p.in_dtype), pack, 256) && registers > kTargetHeldRegisters &&
+      registers <= kMaxHeldRegisters)
+    out.push_back({Algorithm::kBlockRegs, pack, 256, 256, 1});
+}
+
+/// With more rows than SMs, cluster kernels at the widest pack go on both grids (the second
+/// runs the same compiled kernel, so it costs a timing, not a compile): which grid wins varies
+/// with the shape. With fewer, the resident clusters take the rows in one or two rounds and the
+/// grids hardly differ.
+void add_cluster_candidates(const RowwiseProblem& p, const DeviceProps& d, int pack,
+                            std::vector<KernelConfig>& out) {
+  auto add_both_grids = [&](KernelConfig config) {
+    out.push_back(config);
+    if (pack != p.max_pack || p.rows <= d.sm_count) return;
+    config.cluster_grid = ClusterGrid::kPerRow;
+    out.push_back(config);
+  };
+  for (int cluster : {2, 4, 8, 16}) {
+    // Clusters of 16 fit the device a few at a time: behind with more rows than SMs.
+    if (cluster == kMaxClusterBlocks && p.rows > d.sm_count) break;
+    const std::int64_t slice = pack_slice_cols(p.cols, pack, cluster);
+    for (int threads : register_threads(p, slice, pack)) {  // the fewest threads that hold it
+      add_both_grids({Algorithm::kCluster, pack, threads, threads, cluster});
+      break;
+    }
+    const std::int64_t slice_bytes = row_bytes(p) / cluster;
+    if (slice_bytes >= kClusterSmemMinSliceBytes && slice_bytes <= kClusterSmemMaxSliceBytes)
+      add_both_grids({Algorithm::kClusterSmem, pack, 256, 256, cluster});
+  }
+}
+
+void add_stream_candidates(const RowwiseProblem& p, int pack, std::vector<KernelConfig>& out) {
+  if (row_bytes(p) <= kStreamShortRowBytes) {
+    const int group = stream_group(p, pack);
+    for (int threads : {128, 256}) out.push_back({Algorithm::kStream, pack, threads, group, 1});
+    return;
+  }
+  // The smallest cluster whose slice fits two stages in an SM's shared memory, and twice that.
+  const int cluster = smallest_cluster(row_bytes(p), kStreamMaxSliceBytes);
+  for (int c : {cluster, cluster * 2})
+    if (c <= kMaxClusterBlocks) out.push_back({Algorithm::kStream, pack, 256, 256, c});
+}
+
+/// The ring kernel over the fewest blocks per row whose slices fit two chunks, where it runs
+/// ahead or level (ring_ahead) and its blocks fill half the SMs: the pick's layout and the other
+/// one (over fp32 rows one group and two). Twice as many blocks a row always ran behind.
+///
+/// 16-bit rows no more than twice the SMs get the two groups of 256 taking turns, over blocks
+/// whose slices are one chunk (two_group_ring): a single group waits on every row's exchange
+/// there. Where those need clusters of 16, the nearly full clusters whose slices still fit one
+/// chunk are candidates too (kNearlyFullClusters).
+void add_ring_candidates(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
+  if (row_bytes(p) < kOnlineMinRowBytes) return;
+  const KernelConfig ring = ring_config(p);
+  if (fills_half_the_sms(p, d, ring.cluster) && ring_ahead(p, d)) {
+    out.push_back(ring_pick(p));
+    out.push_back(ring);  // one group, where the pick has two
+  }
+  if (size_of(p.in_dtype) != 2 || many_rows(p, d)) return;
+  const KernelConfig two_groups = two_group_ring(p);
+  if (!fills_half_the_sms(p, d, two_groups.cluster)) return;
+  out.push_back(two_groups);
+  if (two_groups.cluster != kMaxClusterBlocks) return;
+  for (int cluster : kNearlyFullClusters) {
+    KernelConfig narrower = two_groups;
+    narrower.cluster = cluster;
+    if (ring_within(p, d, narrower, 1)) out.push_back(narrower);
+  }
+}
+
+/// block_split at the two thread counts that keep the most threads resident (fit_split), for
+/// rows wider than a small block holds in registers. One block an SM never paid: its barriers
+/// leave the SM without loads in flight.
+void add_split_candidates(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
+  if (row_bytes(p) < kSplitMinRowBytes) return;
+  int added = 0;
+  for (const KernelConfig& c : ranked_splits(p, d, p.max_pack))
+    if (added < 2 && split_fit(p, d, c).blocks_per_sm >= 2) out.push_back(c), ++added;
+}
+
+/// Rows read twice, the second time from L2: a block per row and, with no more rows than SMs,
+/// clusters of 2 and 8 (online_config; clusters of 4 never won).
+void add_online_candidates(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
+  if (row_bytes(p) < kOnlineMinRowBytes) return;
+  out.push_back(online_config(p.max_pack, 1));
+  if (!has_clusters(d) || p.rows > d.sm_count) return;
+  for (int cluster : {2, 8})
+    if (row_bytes(p) / cluster >= kOnlineMinSliceBytes) out.push_back(online_config(p.max_pack, cluster));
+}
+
+}  // namespace
+
+std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const DeviceProps& d) {
+  // The heuristic's pick always comes first; the rest in a fixed order, invalid ones dropped.
+  std::vector<KernelConfig> candidates;
+  auto consider = [&](const KernelConfig& c) {
+    if (why_not_rowwise(p, d, c).empty() && std::find(candidates.begin(), candidates.end(), c) == candidates.end())
+      candidates.push_back(c);
+  };
+  consider(choose_rowwise_config(p, d));
+  const bool fits_one_block = held_registers_for(p, p.cols, p.max_pack, 1024) <= kTargetHeldRegisters;
+  const bool clusters = has_clusters(d);
+  std::vector<KernelConfig> configs;
+  for (int pack : candidate_packs(p)) {
+    add_register_candidates(p, pack, configs);
+    if (clusters && p.cols >= kClusterMinCols && (!fits_one_block || few_rows(p, d)))
+      add_cluster_candidates(p, d, pack, configs);
+    // The stream kernel overlaps one tile's loads with the last one's work: with fewer rows
+    // than SMs there is no next tile.
+    if (clusters && p.rows >= d.sm_count) add_stream_candidates(p, pack, configs);
+  }
+  add_split_candidates(p, d, configs);
+  add_online_candidates(p, d, configs);
+  if (clusters) add_ring_candidates(p, d, configs);
+  // Without clusters, a row in shared memory is the other way to hold rows too wide for one
+  // block's registers (with clusters it ran far behind the cluster kernels).
+  if (!fits_one_block && !clusters) configs.push_back({Algorithm::kBlockSmem, p.max_pack, 512, 512, 1});
+  for (const KernelConfig& c : configs) consider(c);
+  return candidates;
+}
+
+}  // namespace kjit

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// The heuristic's pick for a row-wise problem, and the completion of partial configs. The pick
+// is a chain of named rules, tried in order; each returns the first valid config it fits.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+
+#include "runtime/ops/rowwise/rowwise_fit.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_rules.h"
+
+namespace kjit {
+namespace {
+
+using namespace rowwise;
+
+/// The ring for rows few enough for the cluster kernel, where it measured ahead of it. The
+/// dispatcher plans a call for the top of its rows bucket, so a rule on planned rows covers the
+/// bucket. The ring's resident clusters walk two or more rows each, overlapping one row's writes
+/// with the next rows' reads, where the cluster kernel takes its rows in rounds that read, then
+/// write. Over fp32 rows the ring's pick (two groups, slices of up to two chunks), over 16-bit
+/// rows two groups over slices of one chunk: for rows wider than 128 KB planned as 32 or more,
+/// and for fp32 rows that need clusters of 16 planned as 16 or more (16-bit rows planned as 16
+/// keep the cluster kernel).
+std::optional<KernelConfig> few_rows_ring(const RowwiseProblem& p, const DeviceProps& d) {
+  const bool fp32 = size_of(p.in_dtype) == 4;
+  const KernelConfig ring = fp32 ? ring_pick(p) : two_group_ring(p);
+  if (!ring_within(p, d, ring, fp32 ? 2 : 1)) return std::nullopt;
+  if (p.rows >= 32 && row_bytes(p) > kFewRowsRingMinRowBytes) return ring;
+  if (fp32 && ring.cluster == kMaxClusterBlocks && p.rows >= 16) return ring;
+  return std::nullopt;
+}
+
+/// Rows too wide for one block's registers, on sm_90:
+///  - where the ring runs ahead (ring_ahead), the ring;
+///  - fewer 16-bit rows: the ring's two consumer groups over slices of one chunk where their
+///    blocks fill half the SMs, else two passes (the second read from L2) over enough blocks a
+///    row to fill half the SMs;
+///  - more fp32 rows, up to twice the SMs: two passes over clusters of 8;
+///  - more fp32 rows still: slices of up to 64 KB in shared memory over a cluster of 512-thread
+///    blocks, a cluster a row.
+KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int pack) {
+  const KernelConfig ring = ring_pick(p);
+  if (ring_ahead(p, d) && ring_within(p, d, ring, 2)) return ring;
+  if (half_input(p)) {
+    const KernelConfig two_groups = two_group_ring(p);
+    if (ring_within(p, d, two_groups, 1) && fills_half_the_sms(p, d, two_groups.cluster)) return two_groups;
+    int cluster = 1;
+    while (cluster < kMaxClusterBlocks && !fills_half_the_sms(p, d, cluster)) cluster *= 2;
+    return online_config(pack, cluster);
+  }
+  if (!many_rows(p, d)) return online_config(pack, 8);
+  const int cluster = std::max(2, smallest_cluster(row_bytes(p), kTargetSliceBytes));
+  return {Algorithm::kClusterSmem, pack, 512, 512, cluster, ClusterGrid::kPerRow};
+}
+
+}  // namespace
+
+KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d) {
+  const int pack = p.max_pack;
+  // Rows a warp (or part of one) holds in registers.
+  if (KernelConfig warp = fit_warp(p, pack); fits_registers(p, warp, p.cols, kTargetHeldRegisters)) return warp;
+  const bool clusters = has_clusters(d);
+  // Few wide rows: spread each row over a cluster's SMs (slices in registers), or most SMs
+  // sit idle.
+  if (clusters && few_rows(p, d) && p.cols >= kClusterMinCols) {
+    if (const std::optional<KernelConfig> ring = few_rows_ring(p, d)) return *ring;
+    KernelConfig cluster = fit_cluster(p, d, pack);
+    if (why_not_rowwise(p, d, cluster).empty() &&
+        fits_registers(p, cluster, pack_slice_cols(p.cols, pack, cluster.cluster), kTargetHeldRegisters))
+      return cluster;
+  }
+  // Rows of 32 KB or more that block_split holds with every thread slot of an SM resident.
+  if (row_bytes(p) >= kSplitPickRowBytes) {
+    const KernelConfig split = fit_split(p, d, pack);
+    if (why_not_rowwise(p, d, split).empty() && fills_sm(p, d, split)) return split;
+  }
+  // Many rows that one block holds in registers, but 16-bit rows that need all 1024 threads:
+  // the wide-row kernels run those faster.
+  if (KernelConfig regs = fit_block(Algorithm::kBlockRegs, p, pack);
+      fits_registers(p, regs, p.cols, kTargetHeldRegisters) && !(clusters && half_input(p) && regs.threads == 1024))
+    return regs;
+  if (clusters) {
+    KernelConfig wide = wide_row_config(p, d, pack);
+    if (why_not_rowwise(p, d, wide).empty()) return wide;
+  }
+  if (KernelConfig smem = fit_smem(p, pack, clusters); why_not_rowwise(p, d, smem).empty()) return smem;
+  return fit_block(Algorithm::kBlockOnline, p, pack);
+}
+
+KernelConfig complete_rowwise_config(const RowwiseProblem& p, const DeviceProps& d, KernelConfig partial) {
+  if (partial.algorithm == Algorithm::kAuto) return choose_rowwise_config(p, d);
+  const int pack = partial.pack > 0 ? partial.pack : p.max_pack;
+  KernelConfig fitted;
+  switch (partial.algorithm) {
+    case Algorithm::kWarp: fitted = fit_warp(p, pack); break;
+    case Algorithm::kCluster: fitted = fit_cluster(p, d, pack); break;
+    case Algorithm::kStream: fitted = fit_stream(p, d, pack); break;
+    case Algorithm::kRing: fitted = ring_config(p); break;
+    case Algorithm::kBlockSplit:
+      fitted = partial.threads > 0 ? fit_split(p, d, pack, partial.threads) : fit_split(p, d, pack);
+      break;
+    case Algorithm::kClusterSmem:
+      fitted = fit_smem(p, pack, true);
+      fitted.algorithm = Algorithm::kClusterSmem;
+      fitted.cluster = std::max(fitted.cluster, 2);
+      break;
+    default: fitted = fit_block(partial.algorithm, p, pack); break;
+  }
+  if (partial.threads > 0) fitted.threads = partial.threads;
+  if (partial.group > 0)
+    fitted.group = partial.group;
+  else if (!takes_row_groups(partial.algorithm))
+    fitted.group = fitted.threads;
+  else if (partial.algorithm == Algorithm::kStream && fitted.group > 32)
+    fitted.group = fitted.threads;
+  if (partial.cluster > 0) fitted.cluster = partial.cluster;
+  if (partial.staged > 0) fitted.staged = partial.staged;
+  fitted.cluster_grid = partial.cluster_grid;
+  return fitted;
+}
+
+}  // namespace kjit

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// The named rules of the row-wise heuristics that the pick, the candidates and the validity
+// check share: device traits and thresholds, each with the reason it holds. The measurements
+// behind them are in bench/RESULTS.md and docs/experiments/.
+#pragma once
+
+#include <cstdint>
+
+#include "kjit/types.hpp"
+#include "runtime/driver/context.h"
+#include "runtime/ops/rowwise/rowwise_problem.h"
+
+namespace kjit::rowwise {
+
+/// Static shared memory of the block reductions, kept free beside a kernel's dynamic share.
+constexpr std::int64_t kSmemReserve = 2048;
+/// Below this many columns a cluster's cross-block exchange costs more than it brings.
+constexpr std::int64_t kClusterMinCols = 4096;
+/// Rows read twice (block_online) are candidates from this many bytes on, each block of a
+/// cluster with a slice of at least kOnlineMinSliceBytes.
+constexpr std::int64_t kOnlineMinRowBytes = 32 * 1024;
+constexpr std::int64_t kOnlineMinSliceBytes = 16 * 1024;
+/// block_split is a candidate from this many bytes a row on (a warp or a small block holds
+/// narrower rows in registers anyway), and the pick from kSplitPickRowBytes on (narrower rows
+/// run level with a block of registers).
+constexpr std::int64_t kSplitMinRowBytes = 8 * 1024;
+constexpr std::int64_t kSplitPickRowBytes = 32 * 1024;
+/// Few rows wider than this take the ring rather than the cluster kernel (few_rows_ring).
+constexpr std::int64_t kFewRowsRingMinRowBytes = 128 * 1024;
+/// Clusters just under 16 blocks whose slices still fit one chunk: the H100's GPCs hold one more
+/// of them at once than of 16 (8 against 7), and each width fills its chunks differently.
+constexpr int kNearlyFullClusters[] = {15, 14};
+
+/// Bytes of one row's input.
+inline std::int64_t row_bytes(const RowwiseProblem& p) { return p.cols * size_of(p.in_dtype); }
+
+/// Whether inputs are 16-bit (bf16, f16).
+inline bool half_input(const RowwiseProblem& p) { return size_of(p.in_dtype) == 2; }
+
+/// Thread-block clusters and bulk async copies (TMA): sm_90 and later.
+inline bool has_clusters(const DeviceProps& d) { return d.arch >= 90; }
+
+/// Rows no more than a quarter of the SMs: a row a block would leave most SMs idle.
+inline bool few_rows(const RowwiseProblem& p, const DeviceProps& d) { return p.rows * 4 <= d.sm_count; }
+
+/// Rows more than twice the SMs: persistent kernels walk several rows each.
+inline bool many_rows(const RowwiseProblem& p, const DeviceProps& d) {
+  return p.rows > 2 * std::int64_t{d.sm_count};
+}
+
+/// Whether the rows' blocks, `cluster` a row, fill at least half the SMs.
+inline bool fills_half_the_sms(const RowwiseProblem& p, const DeviceProps& d, int cluster) {
+  return p.rows * cluster * 2 >= d.sm_count;
+}
+
+/// More rows than clusters of 16 run at once (a GPC each): clusters of 16 would take them in
+/// rounds, so clusters of 8, two to a GPC, take them instead.
+inline bool rows_past_wide_clusters(const RowwiseProblem& p, const DeviceProps& d) {
+  return p.rows > d.clusters_of_16_at_once;
+}
+
+/// Where the ring kernel measured ahead of the other wide-row kernels, or level, on the H100:
+/// 16-bit rows more than twice the SMs, fp32 rows no more than that.
+inline bool ring_ahead(const RowwiseProblem& p, const DeviceProps& d) {
+  return half_input(p) ? many_rows(p, d) : !many_rows(p, d);
+}
+
+}  // namespace kjit::rowwise
