@@ -265,7 +265,10 @@ __device__ __forceinline__ void ring_producer(const RowParams& params, const Row
                    bytes);
       bulk_commit();
       if (g >= 1 && real(g - 1 + Layout::kRingChunks)) {
-        bulk_wait_read<1>();  // the chunk before this one has been read out
+        // The chunk before this one has been read out. Its consumers' staged outputs came first
+        // (their proxy fence and arrival on drained, the wait above), so the refill cannot land
+        // under them, though a race checker that misses that chain reports a WAW hazard here.
+        bulk_wait_read<1>();
         load(g - 1 + Layout::kRingChunks);
       }
     }
@@ -469,7 +472,10 @@ row_ring(const RowParams params) {
         }
       }
       if constexpr (Layout::kBulkStores) {
-        fence_before_bulk_copy();  // this thread's outputs, before the producer's bulk copy reads them
+        // This thread's outputs, before the producer's bulk copy reads them and its refill of the
+        // chunk (an async-proxy write) overwrites them: fence, warp barrier, lane 0's releasing
+        // arrival, the producer's acquiring wait, then its store and bulk_wait_read.
+        fence_before_bulk_copy();
         __syncwarp();
         if (lane == 0) drained[Schedule::slot_of(g0 + k)].arrive();
       }
