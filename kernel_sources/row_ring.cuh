@@ -421,7 +421,16 @@ row_ring(const RowParams params) {
     float first = Math::first_identity();
 #pragma unroll
     for (int k = 0; k < Layout::kChunks; ++k) {
-      landed[Schedule::slot_of(g0 + k)].wait(Schedule::phase_of(g0 + k));
+      const int slot = Schedule::slot_of(g0 + k);
+      const unsigned phase = Schedule::phase_of(g0 + k);
+      // With two groups, the slot's previous chunk may be the other group's. Until that group is
+      // done with it, its load may still be in flight, and the parity wait on landed would take
+      // that chunk's phase for this one's. Later chunks of a row are covered by the producer's
+      // order; claimed rows with bulk-stored outputs, by the claims' order.
+      if constexpr (kGroups > 1) {
+        if (k == 0 && g0 >= Layout::kRingChunks) drained[slot].wait(phase ^ 1u);
+      }
+      landed[slot].wait(phase);
       const Pack<In, kPack>* packs = reinterpret_cast<const Pack<In, kPack>*>(chunk_packs(k));
 #pragma unroll
       for (int q = 0; q < kChunkPacks; ++q) {
