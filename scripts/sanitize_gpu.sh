@@ -3,9 +3,10 @@
 # On the GPU machine: compute-sanitizer's memcheck, racecheck and synccheck over one forced call of
 # every kernel family and ring layout (kjit_sanitize_cases --describe lists them), a process per
 # case and tool, JOBS at once. Writes $OUT/sanitize_summary.txt (case, tool, exit status, errors,
-# warnings, verdict, and the races racecheck reports), the logs under $OUT/sanitize/ and all of
-# them in $OUT/sanitize_logs.tar.gz. Exits non-zero when a case fails its own check or a tool
-# finds an error that is not shown to be the tool's.
+# warnings, verdict, and the races racecheck reports) and every run's log in
+# $OUT/sanitize_logs.tar.gz (the logs, the kernel cache and any unpacked sanitizer stay in
+# $SANITIZE_WORK, default /tmp/kjit-sanitize). Exits non-zero when a case fails its own check or a
+# tool finds an error that is not shown to be the tool's.
 #   BUILD=build-gpu OUT=out bash scripts/sanitize_gpu.sh [CASE...]
 # SANITIZER: the compute-sanitizer to use (default: on PATH, else /usr/local/cuda/bin).
 # SANITIZER_CHECK: another compute-sanitizer, or the nvidia-cuda-sanitizer-api wheel that holds
@@ -20,9 +21,10 @@ BUILD=${BUILD:-build-gpu}
 JOBS=${JOBS:-4}
 TOOLS=${TOOLS:-memcheck racecheck synccheck}
 RUN_TIMEOUT=${RUN_TIMEOUT:-420}
-LOGS="$OUT/sanitize"
+WORK=${SANITIZE_WORK:-/tmp/kjit-sanitize}
+LOGS="$WORK/logs"
 SUMMARY="$OUT/sanitize_summary.txt"
-mkdir -p "$LOGS"
+mkdir -p "$OUT" "$LOGS"
 rm -f "$LOGS"/*.log "$LOGS"/*.row
 
 find_sanitizer() {
@@ -31,12 +33,12 @@ find_sanitizer() {
   elif [ -x /usr/local/cuda/bin/compute-sanitizer ]; then echo /usr/local/cuda/bin/compute-sanitizer
   fi
 }
-# A wheel is unpacked once under $OUT (its files lose their execute bits in the zip).
+# A wheel is unpacked under $WORK (its files lose their execute bits in the zip).
 unpack_check_sanitizer() {
   local given=$1
   case "$given" in
     *.whl)
-      local dir="$OUT/sanitizer-check"
+      local dir="$WORK/sanitizer-check"
       rm -rf "$dir" && python3 -m zipfile -e "$given" "$dir" >/dev/null || return 1
       chmod +x "$dir"/nvidia/*/compute-sanitizer/* "$dir"/nvidia/*/bin/* 2>/dev/null
       ls "$dir"/nvidia/*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1 ;;
@@ -50,15 +52,15 @@ SAN=$(find_sanitizer)
 DRIVER="$BUILD/tests/gpu/kjit_sanitize_cases"
 if [ ! -x "$DRIVER" ]; then
   [ -f "$BUILD/CMakeCache.txt" ] ||
-    cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release ${KJIT_CMAKE_ARGS:-} >"$OUT/sanitize_configure.log" 2>&1
-  cmake --build "$BUILD" --target kjit_sanitize_cases -j "$(nproc)" >"$OUT/sanitize_build.log" 2>&1 ||
-    { tail -30 "$OUT/sanitize_build.log"; exit 1; }
+    cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release ${KJIT_CMAKE_ARGS:-} >"$WORK/configure.log" 2>&1
+  cmake --build "$BUILD" --target kjit_sanitize_cases -j "$(nproc)" >"$WORK/build.log" 2>&1 ||
+    { tail -30 "$WORK/build.log"; exit 1; }
 fi
 CASES=("$@")
 [ ${#CASES[@]} -gt 0 ] || mapfile -t CASES < <("$DRIVER" --list)
 
 # Every process shares one kernel cache: the plain runs compile, the sanitized ones load.
-export KJIT_CACHE_DIR="$OUT/sanitize-kernel-cache" KJIT_TUNE=off KJIT_DISK_CACHE=1
+export KJIT_CACHE_DIR="$WORK/kernel-cache" KJIT_TUNE=off KJIT_DISK_CACHE=1
 SAN_VERSION=$(version_of "$SAN")
 echo "compute-sanitizer: $SAN ($SAN_VERSION); ${#CASES[@]} cases; tools: $TOOLS; $JOBS at once"
 
@@ -120,7 +122,7 @@ if [ -n "${SANITIZER_CHECK:-}" ]; then
       [ "$verdict" = ok ] && tool_limit[$c]="compute-sanitizer $CHECK_VERSION reports no hazard on the same call"
     done
   else
-    echo "SANITIZER_CHECK=$SANITIZER_CHECK gave no compute-sanitizer that runs here: not used" | tee "$OUT/sanitize_check.log"
+    echo "SANITIZER_CHECK=$SANITIZER_CHECK gave no compute-sanitizer that runs here: not used"
   fi
 fi
 
@@ -181,5 +183,5 @@ expected=$(( ${#CASES[@]} * (1 + $(wc -w <<<"$TOOLS")) ))
 [ $status -eq 0 ] && echo "verdict: clean (or only known tool limits)" >>"$SUMMARY" ||
   echo "verdict: FINDINGS or failed runs (see the logs)" >>"$SUMMARY"
 cat "$SUMMARY"
-tar -czf "$OUT/sanitize_logs.tar.gz" -C "$OUT" sanitize 2>/dev/null
+tar -czf "$OUT/sanitize_logs.tar.gz" -C "$WORK" logs 2>/dev/null
 exit $status
