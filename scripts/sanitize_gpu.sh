@@ -13,14 +13,14 @@
 #   one (pip download --no-deps nvidia-cuda-sanitizer-api), which runs racecheck again on the
 #   cases it flagged. Reports that the other version does not repeat on the same call are listed
 #   as known limits of the first, with both versions named; nothing else is.
-# JOBS (default 4), TOOLS (default "memcheck racecheck synccheck"), RUN_TIMEOUT (s, default 420).
+# JOBS (default 4), TOOLS (default "memcheck racecheck synccheck"), RUN_TIMEOUT (s, default 300).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 BUILD=${BUILD:-build-gpu}
 JOBS=${JOBS:-4}
 TOOLS=${TOOLS:-memcheck racecheck synccheck}
-RUN_TIMEOUT=${RUN_TIMEOUT:-420}
+RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 WORK=${SANITIZE_WORK:-/tmp/kjit-sanitize}
 LOGS="$WORK/logs"
 SUMMARY="$OUT/sanitize_summary.txt"
