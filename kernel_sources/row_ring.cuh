@@ -228,7 +228,10 @@ __device__ __forceinline__ void ring_producer(const RowParams& params, const Row
                    bytes);
       bulk_commit();
       if (g >= 1 && real(g - 1 + Layout::kRingChunks)) {
-        bulk_wait_read<1>();  // the chunk before this one has been read out
+        // The chunk before this one has been read out. Its consumers' staged outputs came first
+        // (their proxy fence and arrival on drained, the wait above), so the refill cannot land
+        // under them, though a race checker that misses that chain reports a WAW hazard here.
+        bulk_wait_read<1>();
         load(g - 1 + Layout::kRingChunks);
       }
     }
@@ -382,7 +385,16 @@ row_ring(const RowParams params) {
     float first = Math::first_identity();
 #pragma unroll
     for (int k = 0; k < Layout::kChunks; ++k) {
-      landed[Schedule::slot_of(g0 + k)].wait(Schedule::phase_of(g0 + k));
+      const int slot = Schedule::slot_of(g0 + k);
+      const unsigned phase = Schedule::phase_of(g0 + k);
+      // With two groups, the slot's previous chunk may be the other group's. Until that group is
+      // done with it, its load may still be in flight, and the parity wait on landed would take
+      // that chunk's phase for this one's. Later chunks of a row are covered by the producer's
+      // order; claimed rows with bulk-stored outputs, by the claims' order.
+      if constexpr (kGroups > 1) {
+        if (k == 0 && g0 >= Layout::kRingChunks) drained[slot].wait(phase ^ 1u);
+      }
+      landed[slot].wait(phase);
       const Pack<In, kPack>* packs = reinterpret_cast<const Pack<In, kPack>*>(chunk_packs(k));
 #pragma unroll
       for (int q = 0; q < kChunkPacks; ++q) {
@@ -433,7 +445,10 @@ row_ring(const RowParams params) {
         }
       }
       if constexpr (Layout::kBulkStores) {
-        fence_before_bulk_copy();  // this thread's outputs, before the producer's bulk copy reads them
+        // This thread's outputs, before the producer's bulk copy reads them and its refill of the
+        // chunk (an async-proxy write) overwrites them: fence, warp barrier, lane 0's releasing
+        // arrival, the producer's acquiring wait, then its store and bulk_wait_read.
+        fence_before_bulk_copy();
         __syncwarp();
         if (lane == 0) drained[Schedule::slot_of(g0 + k)].arrive();
       }

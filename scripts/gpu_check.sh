@@ -6,8 +6,9 @@
 # beside torch's), then write $OUT/RESULTS.md from their outputs (bench/results_report.py;
 # copy it to bench/RESULTS.md). Logs go to $OUT (default ./out).
 #   bash scripts/gpu_check.sh [--quick]
-# STEPS="build tests demo bench host tune torch topk python topk_tune" (the default: all but
-# topk_tune, which prints every top-K candidate's time at a few shapes) picks steps, so a run
+# STEPS="build tests demo bench host tune torch topk python topk_tune sanitize" (the default:
+# all but topk_tune, which prints every top-K candidate's time at a few shapes, and sanitize,
+# compute-sanitizer over every kernel family: scripts/sanitize_gpu.sh) picks steps, so a run
 # can be split over calls with a time limit; the build folder is reused. TESTS_REGEX narrows the
 # tests step to the matching ctest names; TOPK_CELLS narrows the top-K comparison. KJIT_COMMIT
 # names the commit in RESULTS.md where the tree is not a git checkout.
@@ -122,6 +123,10 @@ if wants topk_tune; then
       --k "$k" --cache-dir "$cache" 2>&1 | tee -a "$OUT/topk_tune.log" || status=1
   done
   rm -rf "$cache"
+fi
+if wants sanitize; then
+  step "compute-sanitizer: memcheck, racecheck, synccheck"
+  BUILD="$BUILD" OUT="$OUT" bash scripts/sanitize_gpu.sh || status=1
 fi
 
 step "RESULTS.md"

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: Apache-2.0
+// kjit_sanitize_cases: one forced config of one kernel family per invocation, on a shape small
+// enough for compute-sanitizer's racecheck yet wide enough for the family's cluster and ring
+// paths, checked against the float64 reference. scripts/sanitize_gpu.sh runs every case under
+// memcheck, racecheck and synccheck.
+//   kjit_sanitize_cases --list              the case names
+//   kjit_sanitize_cases --describe [NAME]   what NAME (or every case) runs; needs no GPU
+//   kjit_sanitize_cases NAME [--launches N] runs it N times (default 2) and checks the last
+// Exit status: 0 right, 1 wrong or failed, 2 bad arguments, 3 no usable GPU.
+
+// The harness's helpers are built for doctest suites; this program has its own main and calls
+// none of those that report through doctest.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kjit/kjit.hpp"
+#include "row_batch.h"
+#include "row_inputs.h"
+#include "topk_batch.h"
+
+using namespace kjit;
+using namespace kjit::test;
+
+namespace {
+
+struct RowCase {
+  RowOp op;
+  DType dtype;
+  std::int64_t rows, cols;
+  KernelConfig config;  // zero fields are filled in as run_with_config does
+};
+
+struct TopkCase {
+  DType dtype;
+  std::int64_t rows, cols;
+  std::int32_t k;
+  TopkConfig config;
+};
+
+struct Case {
+  const char* name;
+  const char* why;  // the path it covers
+  std::optional<RowCase> row;
+  std::optional<TopkCase> topk;
+};
+
+KernelConfig ring(int pack, int threads, int group, int cluster) {
+  return {Algorithm::kRing, pack, threads, group, cluster};
+}
+KernelConfig forced(Algorithm algorithm, int cluster = 0) { return {algorithm, 0, 0, 0, cluster}; }
+
+// Ring shapes have more rows a cluster than the ring has slots (H100: 7 clusters of 16, 16 of 8,
+// 132 blocks of 1), so that chunks are reused.
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all = {
+      {"ring-bf16-2g-c16", "two groups, clusters of 16, bulk stores, slots alternating groups",
+       RowCase{RowOp::kSoftmax, DType::kBF16, 64, 262144, ring(8, 512, 256, 16)}, {}},
+      {"ring-bf16-2g-c16-log", "the same for log-softmax (rows held as loaded words)",
+       RowCase{RowOp::kLogSoftmax, DType::kBF16, 64, 262144, ring(8, 512, 256, 16)}, {}},
+      {"ring-bf16-2g-c16-regs", "two groups storing from registers, nine slots alternating groups",
+       RowCase{RowOp::kLogSoftmax, DType::kBF16, 80, 151936, ring(8, 512, 256, 16)}, {}},
+      {"ring-bf16-2g-c8", "two groups, clusters of 8",
+       RowCase{RowOp::kSoftmax, DType::kBF16, 160, 128256, ring(8, 512, 256, 8)}, {}},
+      {"ring-bf16-1g-c8", "one group of 512, slices of two chunks, register stores",
+       RowCase{RowOp::kSoftmax, DType::kBF16, 96, 151936, ring(8, 512, 512, 8)}, {}},
+      {"ring-f32-2g-c16", "fp32, two groups, clusters of 16, slices of two chunks",
+       RowCase{RowOp::kSoftmax, DType::kF32, 40, 262144, ring(4, 512, 256, 16)}, {}},
+      {"ring-f32-1g-c8", "fp32, one group, clusters of 8, reduce_scale's scales",
+       RowCase{RowOp::kReduceScale, DType::kF32, 96, 100000, ring(4, 512, 512, 8)}, {}},
+      {"ring-f32-2g-c1", "fp32, two groups, a block a row (no cluster instructions)",
+       RowCase{RowOp::kSoftmax, DType::kF32, 1200, 8192, ring(4, 512, 256, 1)}, {}},
+      {"cluster", "slices in registers over clusters of 8",
+       RowCase{RowOp::kSoftmax, DType::kF32, 16, 131072, forced(Algorithm::kCluster, 8)}, {}},
+      {"cluster-smem", "slices in shared memory over clusters of 4",
+       RowCase{RowOp::kLogSoftmax, DType::kBF16, 16, 131072, forced(Algorithm::kClusterSmem, 4)}, {}},
+      {"block-split", "staged packs copied asynchronously",
+       RowCase{RowOp::kSoftmax, DType::kF32, 64, 32000, forced(Algorithm::kBlockSplit)}, {}},
+      {"stream-rows", "row tiles streamed through shared memory, several rows a block",
+       RowCase{RowOp::kSoftmax, DType::kBF16, 512, 1000, forced(Algorithm::kStream, 1)}, {}},
+      {"stream-cluster", "row slices streamed over clusters of 4",
+       RowCase{RowOp::kSoftmax, DType::kF32, 16, 65536, forced(Algorithm::kStream, 4)}, {}},
+      {"block-smem", "a block a row, the row in shared memory",
+       RowCase{RowOp::kSoftmax, DType::kF32, 32, 12345, forced(Algorithm::kBlockSmem)}, {}},
+      {"block-online", "online (max, sum) over clusters of 2, the row read twice",
+       RowCase{RowOp::kSoftmax, DType::kF32, 16, 65536, forced(Algorithm::kBlockOnline, 2)}, {}},
+      {"warp", "a warp a row",
+       RowCase{RowOp::kSoftmax, DType::kF32, 256, 1000, forced(Algorithm::kWarp)}, {}},
+      {"block-regs", "a block a row in registers",
+       RowCase{RowOp::kLogSoftmax, DType::kBF16, 64, 4097, forced(Algorithm::kBlockRegs)}, {}},
+      {"topk-stream", "softmax + top-K, tiles streamed with a rising threshold",
+       {}, TopkCase{DType::kF32, 4, 128256, 50, TopkConfig{0, 0, 0, 0, TopkAlgorithm::kStream}}},
+      {"topk-resident", "softmax + top-K, the row resident over a cluster of 2",
+       {}, TopkCase{DType::kBF16, 8, 32000, 64, TopkConfig{0, 0, 0, 2, TopkAlgorithm::kResident}}},
+  };
+  return all;
+}
+
+const Case* find_case(const std::string& name) {
+  for (const Case& c : cases())
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+std::string describe(const Case& c) {
+  std::string text = std::string(c.name) + ": ";
+  if (c.row) {
+    const RowCase& r = *c.row;
+    text += std::string(to_string(r.op)) + " " + to_string(r.dtype) + " " + std::to_string(r.rows) + "x" +
+            std::to_string(r.cols) + ", " + r.config.to_string();
+  } else {
+    const TopkCase& t = *c.topk;
+    text += std::string("softmax_topk ") + to_string(t.dtype) + " " + std::to_string(t.rows) + "x" +
+            std::to_string(t.cols) + " k=" + std::to_string(t.k) + ", " + t.config.to_string();
+  }
+  return text + " (" + c.why + ")";
+}
+
+// KJIT_TEST_SEED when set, else a fixed seed: a sanitizer run is repeated as it was.
+std::uint64_t seed() {
+  const char* fixed = std::getenv("KJIT_TEST_SEED");
+  return fixed != nullptr && *fixed != '\0' ? std::strtoull(fixed, nullptr, 0) : 41;
+}
+
+std::string run_row_case(Runtime& rt, const RowCase& c, int launches) {
+  RowBatch batch(BatchLayout{c.dtype, c.dtype, c.rows, c.cols}, seed());
+  float* scale = c.op == RowOp::kReduceScale ? batch.scale_out() : nullptr;
+  batch.reset(nullptr);
+  for (int i = 0; i < launches; ++i) rt.run_with_config(c.op, batch.args(), scale, c.config, nullptr);
+  synchronize(nullptr);
+  return batch.check(c.op, rows_to_check(c.rows, seed()));
+}
+
+std::string run_topk_case(Runtime& rt, const TopkCase& c, int launches) {
+  TopkBatch batch(TopkLayout{c.dtype, c.rows, c.cols}, TopkRowSource{seed()});
+  TopkCall call;
+  call.k = c.k;
+  batch.prepare(call, nullptr);
+  for (int i = 0; i < launches; ++i) rt.softmax_topk_with_config(batch.args(call), c.config, nullptr);
+  synchronize(nullptr);
+  return batch.check(call, rows_to_check(c.rows, seed()));
+}
+
+int usage(const char* message) {
+  std::fprintf(stderr, "kjit_sanitize_cases: %s\nusage: kjit_sanitize_cases --list | --describe [NAME] | NAME [--launches N]\n",
+               message);
+  return 2;
+}
+
+int run(const Case& c, int launches) {
+  std::string why;
+  if (!gpu_available(&why)) {
+    std::fprintf(stderr, "%s: no usable GPU: %s\n", c.name, why.c_str());
+    return 3;
+  }
+  std::printf("%s\n", describe(c).c_str());
+  std::fflush(stdout);
+  try {
+    Runtime rt;
+    why = c.row ? run_row_case(rt, *c.row, launches) : run_topk_case(rt, *c.topk, launches);
+  } catch (const std::exception& error) {
+    why = std::string("threw ") + error.what();
+  }
+  if (!why.empty()) {
+    std::printf("%s: FAILED: %s\n", c.name, why.c_str());
+    return 1;
+  }
+  std::printf("%s: ok (%d launches, output matches the reference)\n", c.name, launches);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) return usage("no case named");
+  if (args[0] == "--list") {
+    if (args.size() != 1) return usage("--list takes nothing more");
+    for (const Case& c : cases()) std::printf("%s\n", c.name);
+    return 0;
+  }
+  if (args[0] == "--describe") {
+    if (args.size() > 2) return usage("--describe takes one case name at most");
+    if (args.size() == 2) {
+      const Case* c = find_case(args[1]);
+      if (c == nullptr) return usage(("no case named " + args[1]).c_str());
+      std::printf("%s\n", describe(*c).c_str());
+      return 0;
+    }
+    for (const Case& c : cases()) std::printf("%s\n", describe(c).c_str());
+    return 0;
+  }
+  const Case* c = find_case(args[0]);
+  if (c == nullptr) return usage(("no case named " + args[0]).c_str());
+  int launches = 2;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (args[i] != "--launches" || i + 1 == args.size()) return usage(("unexpected " + args[i]).c_str());
+    const std::string& value = args[++i];
+    char* end = nullptr;
+    const long parsed = std::strtol(value.c_str(), &end, 10);
+    if (end == value.c_str() || *end != '\0' || parsed < 1 || parsed > 100)
+      return usage("--launches takes a count from 1 to 100");
+    launches = static_cast<int>(parsed);
+  }
+  return run(*c, launches);
+}
