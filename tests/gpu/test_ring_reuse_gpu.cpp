@@ -57,6 +57,13 @@ struct RingCase {
   KernelConfig config;
   std::string layout;  // what makes it a layout of its own
 
+  /// Rows padded to whole 16-byte packs: the widest alignment class, which the candidates are
+  /// for (a contiguous odd width gives every row its own shift and a pack of 1).
+  std::int64_t stride() const {
+    const std::int64_t pack = 16 / size_of(dtype);
+    return (cols + pack - 1) / pack * pack;
+  }
+
   std::string describe() const {
     return std::string(to_string(op)) + " " + to_string(dtype) + " " + std::to_string(rows) + "x" +
            std::to_string(cols) + " " + config.to_string() + " (" + layout + ")";
@@ -121,18 +128,19 @@ struct RunOutput {
 RunOutput read_output(const RowBatch& batch, RowOp op) {
   const RowwiseArgs args = batch.args();
   RunOutput got;
-  got.out = download(args.out, static_cast<std::size_t>(args.rows * args.cols) * size_of(args.out_dtype));
+  got.out = download(args.out, static_cast<std::size_t>(args.rows * args.out_row_stride) *
+                                   size_of(args.out_dtype));
   if (op == RowOp::kReduceScale) got.scales = download(batch.scale_out(), static_cast<std::size_t>(args.rows) * 4);
   return got;
 }
 
 // Empty when `got` is byte for byte `want`, else the first row that differs.
-std::string compare_runs(const RunOutput& want, const RunOutput& got, std::int64_t cols, int size) {
+std::string compare_runs(const RunOutput& want, const RunOutput& got, std::int64_t stride, int size) {
   if (got.scales != want.scales) return "a scale differs from the first run's";
   const auto mismatch = std::mismatch(want.out.begin(), want.out.end(), got.out.begin());
   if (mismatch.first == want.out.end()) return {};
   const std::int64_t element = (mismatch.first - want.out.begin()) / size;
-  return "row " + std::to_string(element / cols) + " col " + std::to_string(element % cols) +
+  return "row " + std::to_string(element / stride) + " col " + std::to_string(element % stride) +
          " differs from the first run's";
 }
 
@@ -173,7 +181,7 @@ std::mutex capture_mutex;
 std::string run_case(Runtime& rt, Runtime& fixed, const RingCase& c, std::uint64_t seed) {
   current_or_primary_context();
   Stream stream = create_stream();
-  RowBatch batch(BatchLayout{c.dtype, c.dtype, c.rows, c.cols}, seed);
+  RowBatch batch(BatchLayout{c.dtype, c.dtype, c.rows, c.cols, c.stride(), c.stride()}, seed);
   const RowwiseArgs args = batch.args();
   float* scale = c.op == RowOp::kReduceScale ? batch.scale_out() : nullptr;
   const int size = size_of(c.dtype);
@@ -188,7 +196,7 @@ std::string run_case(Runtime& rt, Runtime& fixed, const RingCase& c, std::uint64
   const RunOutput first = read_output(batch, c.op);
   auto same_as_first = [&](const std::string& run) {
     synchronize(stream.get());
-    const std::string why = compare_runs(first, read_output(batch, c.op), c.cols, size);
+    const std::string why = compare_runs(first, read_output(batch, c.op), c.stride(), size);
     return why.empty() ? why : run + ": " + why;
   };
 
