@@ -2,8 +2,8 @@
 // GPU timing with CUDA events: warm-up, then many launches captured in one CUDA graph and
 // replayed, so the time is the kernels' and not the launch overhead's; median with p20/p80.
 // L2 policy: callers rotate buffers past the L2 (so launches read HBM), and every timing starts
-// with L2's persisting lines reset to normal, so lines an earlier kernel marked "evict last" do
-// not change the result (on the H100 such lines made copies and kernels about 6% faster).
+// with L2's persisting lines reset to normal, so lines an earlier kernel marked "evict last"
+// cannot change the result (docs/experiments/l2-state.md).
 #pragma once
 
 #include <functional>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# On the GPU machine: compute-sanitizer's memcheck, racecheck and synccheck over one forced call of
+# On a GPU host: compute-sanitizer's memcheck, racecheck and synccheck over one forced call of
 # every kernel family and ring layout (kjit_sanitize_cases --describe lists them), a process per
 # case and tool, JOBS at once. Writes $OUT/sanitize_summary.txt (case, tool, exit status, errors,
 # warnings, verdict, and the races racecheck reports) and every run's log in

@@ -90,14 +90,10 @@ bool launches_as_dependent(const LaunchShape& shape, std::int64_t grid, std::int
   if (!shape.dependent_launch) return false;
   if (!shape.persistent) return true;
   // A persistent grid launched early lands its blocks wherever the kernel before it left room,
-  // and keeps that placement for every round over the rows (fp32 64x262144, block_online over
-  // clusters of 8 on the H100: 59.2 -> 65.9 us; the ring's two groups of 256 over fp32 rows
-  // 51.0 -> 51.6). With one round there is nothing to keep. The exception: the ring's two
-  // consumer groups, which set up their barriers and cluster before waiting on the kernel
-  // before them, so a cluster launched early is ready when its rows are (H100: bf16 64x262144
-  // over clusters of 16, 10 rounds, 31.6 -> 29.4 us; fp32 32x262144 28.0 -> 25.8, 64x200000
-  // 43.8 -> 41.2; fp32 64x262144 50.3 -> 50.5; one group of 512, bf16 512x131072 over clusters
-  // of 4, 102.7 -> 105.2, stays out).
+  // and keeps that placement for every round over the rows, which measured slower; with one
+  // round there is nothing to keep. The exception: the ring's two consumer groups, which set up
+  // their barriers and cluster before waiting on the kernel before them, so a cluster launched
+  // early is ready when its rows are (docs/experiments/prefetch-and-dependent-launch.md).
   if (shape.dependent_past_one_round) return true;
   return grid / shape.cluster * shape.rows_per_block >= rows;
 }

@@ -24,7 +24,7 @@ int ClaimSlots::own() { return used_ < capacity_ ? used_++ : -1; }
 
 unsigned* RowClaimCounters::for_launch(CUstream stream) {
   // Only calls that a capture allows: asking a capturing stream for more (its id, its capture's
-  // id) invalidated the capture on the H100's driver.
+  // id) invalidated the capture.
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
   if (cuda().cuStreamIsCapturing(stream, &status) != CUDA_SUCCESS) return nullptr;
   const bool captured = status != CU_STREAM_CAPTURE_STATUS_NONE;
