@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // A block per row, the row split between registers and shared memory. Most of a thread's share
-// (its last StagedPacks packs) goes straight to shared memory by asynchronous copies, which hold
+// (its last Staged packs) goes straight to shared memory by asynchronous copies, which hold
 // no registers while in flight; the packs before stay in registers (see HeldRow), so that shared
 // memory does not cap the blocks an SM holds. The host stages as many packs as let the most
 // threads stay resident: on a full SM (2048 threads, 32 registers each) every byte of every
-// row is in flight at once, and one block's barriers hide behind the others' loads. On the
-// H100 this beat a row held in registers alone (two blocks of 512 an SM) at bf16 1024x32000,
-// and the ring kernel at bf16 512x65536, by 7% each.
+// row is in flight at once, and one block's barriers hide behind the others' loads
+// (docs/experiments/block-split.md).
 #pragma once
 
 #include "async_copy.cuh"
@@ -21,37 +20,37 @@ namespace kjit {
 constexpr int kStagedUnroll = 2;
 
 /// How a thread of block_split lays out its share of a row (row_layout.cuh).
-template <int Op, typename In, int Cols, int PackSize, int BlockThreads, int StagedPacks>
+template <int Op, typename In, int Cols, int Pack, int Threads, int Staged>
 struct SplitShape {
-  static constexpr int kPacks = static_cast<int>(split_thread_packs(Cols, PackSize, BlockThreads));
-  static constexpr int kHeldPacks = kPacks - StagedPacks;
-  static constexpr bool kWords = holds_input_words(sizeof(In), PackSize, BlockThreads);
+  static constexpr int kPacks = static_cast<int>(split_thread_packs(Cols, Pack, Threads));
+  static constexpr int kHeldPacks = kPacks - Staged;
+  static constexpr bool kWords = holds_input_words(sizeof(In), Pack, Threads);
   static constexpr int kHeldRegisters =
-      static_cast<int>(split_held_registers(Cols, sizeof(In), PackSize, BlockThreads, StagedPacks));
+      static_cast<int>(split_held_registers(Cols, sizeof(In), Pack, Threads, Staged));
   /// Blocks an SM should hold, told to the compiler so it keeps within their registers.
-  static constexpr int kByRegisters = static_cast<int>(split_blocks_by_registers(Op, BlockThreads, kHeldRegisters));
-  static constexpr int kByThreads = 2048 / BlockThreads;
+  static constexpr int kByRegisters = static_cast<int>(split_blocks_by_registers(Op, Threads, kHeldRegisters));
+  static constexpr int kByThreads = 2048 / Threads;
   static constexpr int kMinBlocks =
       kByRegisters < 1 ? 1 : (kByRegisters < kByThreads ? kByRegisters : kByThreads);
 };
 
-/// Where a thread's staged packs live: pack p of thread t at slot p * BlockThreads + t, as
+/// Where a thread's staged packs live: pack p of thread t at slot p * Threads + t, as
 /// 32-bit shared-window addresses computed once (generic pointers cost a conversion a pack).
-template <typename In, int PackSize, int BlockThreads>
+template <typename In, int Pack, int Threads>
 struct StagedSlots {
-  static constexpr unsigned kPackBytes = PackSize * sizeof(In);
+  static constexpr unsigned kPackBytes = Pack * sizeof(In);
   unsigned base;  // this thread's first slot
 
   __device__ __forceinline__ explicit StagedSlots(const void* smem)
       : base(static_cast<unsigned>(__cvta_generic_to_shared(smem)) + threadIdx.x * kPackBytes) {}
-  __device__ __forceinline__ unsigned at(int p) const { return base + p * BlockThreads * kPackBytes; }
+  __device__ __forceinline__ unsigned at(int p) const { return base + p * Threads * kPackBytes; }
 
   /// Staged pack p as the words shared memory holds. Every pass reads shared memory again, by a
   /// volatile load: with plain loads the compiler kept the values of the first pass in
   /// registers for the next ones, which spilled (bf16 1024x32000 over 512 threads: 148 bytes).
-  __device__ __forceinline__ WordPack<In, PackSize> words(int p) const {
-    WordPack<In, PackSize> out;
-    constexpr int kWords = WordPack<In, PackSize>::kWords;
+  __device__ __forceinline__ WordPack<In, Pack> words(int p) const {
+    WordPack<In, Pack> out;
+    constexpr int kWords = WordPack<In, Pack>::kWords;
     if constexpr (kWords == 4)
       asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                    : "=r"(out.w[0]), "=r"(out.w[1]), "=r"(out.w[2]), "=r"(out.w[3]) : "r"(at(p)));
@@ -64,71 +63,71 @@ struct StagedSlots {
 };
 
 /// The first statistic (max, or max |x|) of a thread's staged packs.
-template <int Op, typename In, int PackSize, int StagedPacks, int BlockThreads, bool Words>
-__device__ __forceinline__ float staged_first(const StagedSlots<In, PackSize, BlockThreads>& slots) {
+template <int Op, typename In, int Pack, int Threads, int Staged, bool Words>
+__device__ __forceinline__ float staged_first(const StagedSlots<In, Pack, Threads>& slots) {
   typedef RowMath<Op> Math;
   if constexpr (Words) {
     // Pairs of 16-bit values compared as loaded: one instruction for two.
     unsigned acc = Math::kTwoStats ? filled_words<In, 2>(from_float<In>(neg_inf())).w[0] : 0u;
 #pragma unroll kStagedUnroll
-    for (int p = 0; p < StagedPacks; ++p) {
-      const WordPack<In, PackSize> w = slots.words(p);
+    for (int p = 0; p < Staged; ++p) {
+      const WordPack<In, Pack> w = slots.words(p);
 #pragma unroll
-      for (int k = 0; k < WordPack<In, PackSize>::kWords; ++k) acc = fold_first_pair<Op, In>(acc, w.w[k]);
+      for (int k = 0; k < WordPack<In, Pack>::kWords; ++k) acc = fold_first_pair<Op, In>(acc, w.w[k]);
     }
     const WordPack<In, 2> pair{{acc}};
     return typename Math::FirstOp()(pair.at(0), pair.at(1));
   } else {
     float first = Math::first_identity();
 #pragma unroll kStagedUnroll
-    for (int p = 0; p < StagedPacks; ++p) {
-      const WordPack<In, PackSize> w = slots.words(p);
+    for (int p = 0; p < Staged; ++p) {
+      const WordPack<In, Pack> w = slots.words(p);
 #pragma unroll
-      for (int i = 0; i < PackSize; ++i) first = typename Math::FirstOp()(first, Math::first_term(w.at(i)));
+      for (int i = 0; i < Pack; ++i) first = typename Math::FirstOp()(first, Math::first_term(w.at(i)));
     }
     return first;
   }
 }
 
 /// Sum of exp(x - reference) over a thread's staged packs.
-template <int StagedPacks, typename In, int PackSize, int BlockThreads>
-__device__ __forceinline__ float staged_sum(const StagedSlots<In, PackSize, BlockThreads>& slots,
+template <int Staged, typename In, int Pack, int Threads>
+__device__ __forceinline__ float staged_sum(const StagedSlots<In, Pack, Threads>& slots,
                                             float reference) {
   float sum = 0.0f;
 #pragma unroll kStagedUnroll
-  for (int p = 0; p < StagedPacks; ++p) {
-    const WordPack<In, PackSize> w = slots.words(p);
+  for (int p = 0; p < Staged; ++p) {
+    const WordPack<In, Pack> w = slots.words(p);
 #pragma unroll
-    for (int i = 0; i < PackSize; ++i) sum += fast_exp(w.at(i) - reference);
+    for (int i = 0; i < Pack; ++i) sum += fast_exp(w.at(i) - reference);
   }
   return sum;
 }
 
-template <int Op, typename IoTypes, int Cols, int PackSize, int BlockThreads, int StagedPacks>
+template <int Op, typename Io, int Cols, int Pack, int Threads, int Staged>
 __global__ void __launch_bounds__(
-    BlockThreads, SplitShape<Op, typename IoTypes::in, Cols, PackSize, BlockThreads, StagedPacks>::kMinBlocks)
+    Threads, SplitShape<Op, typename Io::in, Cols, Pack, Threads, Staged>::kMinBlocks)
 block_split(const RowParams params) {
   start_after_prior_grids();
-  typedef typename IoTypes::in In;
-  typedef typename IoTypes::out Out;
+  typedef typename Io::in In;
+  typedef typename Io::out Out;
   typedef RowMath<Op> Math;
-  typedef SplitShape<Op, In, Cols, PackSize, BlockThreads, StagedPacks> Shape;
-  constexpr int kPackBytes = PackSize * static_cast<int>(sizeof(In));
-  static_assert(kPackBytes >= 4 && kPackBytes <= kMaxPackBytes && PackSize * sizeof(Out) <= kMaxPackBytes,
+  typedef SplitShape<Op, In, Cols, Pack, Threads, Staged> Shape;
+  constexpr int kPackBytes = Pack * static_cast<int>(sizeof(In));
+  static_assert(kPackBytes >= 4 && kPackBytes <= kMaxPackBytes && Pack * sizeof(Out) <= kMaxPackBytes,
                 "block_split: an input pack is 4 to 16 bytes (asynchronous copies), an output pack "
                 "at most 16");
-  static_assert(StagedPacks >= 1 && StagedPacks <= Shape::kPacks,
+  static_assert(Staged >= 1 && Staged <= Shape::kPacks,
                 "block_split: 1..(a thread's packs) staged");
   static_assert(Shape::kHeldRegisters <= kMaxHeldRegisters, "block_split: at most 64 registers a thread held");
   constexpr int kHeld = Shape::kHeldPacks;
-  constexpr int kStaged = StagedPacks;
-  // 128-byte aligned: at 16 (after 80 bytes of static shared memory) the copies and loads of
-  // the staged packs ran 8% slower (bf16 2048x16384 on the H100: 50.3 against 46.3 us).
+  constexpr int kStaged = Staged;
+  // 128-byte aligned: at 16 (after 80 bytes of static shared memory) the asynchronous copies and
+  // 16-byte loads of the staged packs ran slower (docs/experiments/block-split.md).
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  const StagedSlots<In, PackSize, BlockThreads> slots(smem_raw);
+  const StagedSlots<In, Pack, Threads> slots(smem_raw);
   // Held packs come first in the row, staged ones after: pack p of a thread is at column
-  // (p * BlockThreads + thread) * PackSize either way.
-  auto column = [](int p) { return (p * BlockThreads + static_cast<int>(threadIdx.x)) * PackSize; };
+  // (p * Threads + thread) * Pack either way.
+  auto column = [](int p) { return (p * Threads + static_cast<int>(threadIdx.x)) * Pack; };
   const In fill = from_float<In>(Math::first_identity());
 
   for (long long row = blockIdx.x; row < params.rows; row += gridDim.x) {
@@ -136,25 +135,25 @@ block_split(const RowParams params) {
 #pragma unroll
     for (int p = 0; p < kStaged; ++p) {
       const int col = column(kHeld + p);
-      if (col + PackSize <= Cols) {
+      if (col + Pack <= Cols) {
         copy_async<kPackBytes>(slots.at(p), in + col);
       } else {  // the row's end, and past it
-        reinterpret_cast<Pack<In, PackSize>*>(smem_raw)[p * BlockThreads + threadIdx.x] =
-            load_raw_pack<In, PackSize>(in, col, Cols, fill);
+        reinterpret_cast<PackOf<In, Pack>*>(smem_raw)[p * Threads + threadIdx.x] =
+            load_raw_pack<In, Pack>(in, col, Cols, fill);
       }
     }
-    HeldRow<Op, In, (kHeld > 0 ? kHeld : 1), PackSize, Shape::kWords> held;
+    HeldRow<Op, In, (kHeld > 0 ? kHeld : 1), Pack, Shape::kWords> held;
     float own_first = Math::first_identity();
     if constexpr (kHeld > 0) {
-      // Pack by pack, not load_share: its few held packs measured level with it in
-      // bf16, and slower in fp32.
+      // Pack by pack, not load_share: level with it in bf16, slower in fp32
+      // (docs/experiments/memory-access.md).
 #pragma unroll
       for (int p = 0; p < kHeld; ++p) held.load(p, in, column(p), Cols);
       own_first = held.own_first();  // while the staged packs land
     }
     wait_async_copies();
     own_first = typename Math::FirstOp()(
-        own_first, staged_first<Op, In, PackSize, kStaged, BlockThreads, Shape::kWords>(slots));
+        own_first, staged_first<Op, In, Pack, Threads, kStaged, Shape::kWords>(slots));
 
     float first = own_first, finished = 0.0f, factor = 0.0f;
     if constexpr (Math::kTwoStats) {
@@ -162,12 +161,12 @@ block_split(const RowParams params) {
       const float reference = own_first == neg_inf() ? 0.0f : own_first;
       float own_sum = staged_sum<kStaged>(slots, reference);
       if constexpr (kHeld > 0) own_sum += held.own_sum(own_first);
-      const OnlineStats row_stats = block_merge<BlockThreads>(OnlineStats{own_first, own_sum});
+      const OnlineStats row_stats = block_merge<Threads>(OnlineStats{own_first, own_sum});
       first = row_stats.max;
       finished = Math::finish(row_stats.sum);
       if constexpr (Op == kOpSoftmax) factor = Math::own_factor(own_first, first, finished);
     } else {
-      first = block_all_reduce<BlockThreads>(first, typename Math::FirstOp());
+      first = block_all_reduce<Threads>(first, typename Math::FirstOp());
     }
 
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
@@ -179,11 +178,11 @@ block_split(const RowParams params) {
     constexpr int kOutputUnroll = Op == kOpReduceScale ? 1 : kStagedUnroll;
 #pragma unroll kOutputUnroll
     for (int p = 0; p < kStaged; ++p) {
-      const WordPack<In, PackSize> w = slots.words(p);
-      float o[PackSize];
+      const WordPack<In, Pack> w = slots.words(p);
+      float o[Pack];
 #pragma unroll
-      for (int i = 0; i < PackSize; ++i) o[i] = Math::apply(w.at(i), first, finished);
-      store_pack_words<Out, PackSize>(out, column(kHeld + p), Cols, o);
+      for (int i = 0; i < Pack; ++i) o[i] = Math::apply(w.at(i), first, finished);
+      store_pack_words<Out, Pack>(out, column(kHeld + p), Cols, o);
     }
     if constexpr (Op == kOpReduceScale) {
       if (params.scale_out != nullptr && threadIdx.x == 0) params.scale_out[row] = first;

@@ -2,10 +2,8 @@
 // Sending to the blocks of a cluster without a cluster barrier (sm_90). A block's inbox is an
 // mbarrier in its shared memory: each sender announces the bytes it sends, and every store or
 // add it sends (st.async / red.async) completes its bytes there, so a receiver waits for its
-// own data only and no sender fences. On the H100, every block of 16 (1024 threads each)
-// sending 16 bytes to every block and waiting for its own took ~435 cycles, where a cluster
-// barrier takes ~1,060 with one fence a block (cluster_arrive) and ~1,500 with a releasing
-// arrive in every warp.
+// own data only and no sender fences: much cheaper than a cluster barrier for a few bytes
+// (docs/experiments/clusters.md).
 #pragma once
 
 #include "bulk_copy.cuh"

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// A thread's share of a row kept in registers from its read to its write (row_regs and
-// cluster_regs). 16-bit inputs spread over more than a warp stay as loaded, two values to a
+// A thread's share of a row kept in registers from its read to its write (row_regs.cuh and the
+// cluster kernel). 16-bit inputs spread over more than a warp stay as loaded, two values to a
 // register: a block then holds its row in half the registers, so an SM keeps twice as many
-// rows in flight (H100, bf16 1024x32000 over 512 threads: 47.2 us against 55.4 holding floats,
-// which took 128 registers a thread and one block an SM). The price is a second exponential
-// per softmax value, which a warp's short rows, already many to an SM, do not repay.
+// rows in flight. The price is a second exponential per softmax value, which a warp's short
+// rows, already many to an SM, do not repay (docs/experiments/held-words.md).
 #pragma once
 
 #include "pack.cuh"
@@ -18,21 +17,21 @@ namespace kjit {
 /// needs (16 beside floats; 32 beside words, whose every pass converts them again). Left alone,
 /// the compiler gave threads of 64 floats 128-150 registers (two blocks of 256 an SM instead of
 /// three), and 256 threads of 64 bf16 values held as words 128 (two blocks an SM, not four).
-template <int HeldRegisters, bool Words, int BlockThreads>
+template <int HeldRegisters, bool Words, int Threads>
 struct HeldOccupancy {
   static constexpr int kOthers = Words ? 32 : 16;
-  static constexpr int kByRegisters = 65536 / (BlockThreads * (HeldRegisters + kOthers));
+  static constexpr int kByRegisters = 65536 / (Threads * (HeldRegisters + kOthers));
   static constexpr int kMinBlocks =
       HeldRegisters > (Words ? 16 : 32) && kByRegisters > 1 ? kByRegisters : 0;
 };
 
-/// How a thread of a row spread over GroupThreads holds its Values: as words or floats, in how
-/// many registers, and the blocks of BlockThreads an SM should hold.
-template <typename In, int PackSize, int GroupThreads, int Values, int BlockThreads>
+/// How a thread of a row spread over Group threads holds its Values: as words or floats, in how
+/// many registers, and the blocks of Threads threads an SM should hold.
+template <typename In, int Pack, int Threads, int Group, int Values>
 struct HeldShape {
-  static constexpr bool kWords = holds_input_words(sizeof(In), PackSize, GroupThreads);
+  static constexpr bool kWords = holds_input_words(sizeof(In), Pack, Group);
   static constexpr int kRegisters = static_cast<int>(held_registers(kWords, Values));
-  static constexpr int kMinBlocks = HeldOccupancy<kRegisters, kWords, BlockThreads>::kMinBlocks;
+  static constexpr int kMinBlocks = HeldOccupancy<kRegisters, kWords, Threads>::kMinBlocks;
 };
 
 /// Loads a thread's share of a row into `held` (a HeldRow): pack p at column first_col + p *
@@ -47,23 +46,23 @@ __device__ __forceinline__ void load_share(Held& held, const typename Held::Inpu
 
 /// Values held as floats. Softmax replaces each by exp(x - own max) in own_sum, so the output
 /// takes a multiply (see RowMath::own_sum and own_factor).
-template <int Op, typename In, int Packs, int PackSize, bool Words>
+template <int Op, typename In, int Packs, int Pack, bool Words>
 struct HeldRow {
   typedef RowMath<Op> Math;
   typedef In Input;
-  static constexpr int kPacks = Packs, kPackSize = PackSize;
+  static constexpr int kPacks = Packs, kPackSize = Pack;
   static constexpr bool kHoldsWords = false;
-  static constexpr int kRegisters = Packs * PackSize;
-  float v[Packs][PackSize];
+  static constexpr int kRegisters = Packs * Pack;
+  float v[Packs][Pack];
 
   __device__ __forceinline__ void load(int p, const In* row, int col, int cols) {
-    load_pack<In, PackSize>(row, col, cols, Math::first_identity(), v[p]);
+    load_pack<In, Pack>(row, col, cols, Math::first_identity(), v[p]);
   }
   /// Pack p from a whole pack in shared memory.
-  __device__ __forceinline__ void take(int p, const Pack<In, PackSize>* source) {
-    const Pack<In, PackSize> raw = *source;
+  __device__ __forceinline__ void take(int p, const PackOf<In, Pack>* source) {
+    const PackOf<In, Pack> raw = *source;
 #pragma unroll
-    for (int i = 0; i < PackSize; ++i) v[p][i] = to_float(raw.v[i]);
+    for (int i = 0; i < Pack; ++i) v[p][i] = to_float(raw.v[i]);
   }
   /// The thread's max (softmax family) or max |x| (reduce_scale).
   __device__ __forceinline__ float own_first() const {
@@ -71,7 +70,7 @@ struct HeldRow {
 #pragma unroll
     for (int p = 0; p < Packs; ++p)
 #pragma unroll
-      for (int i = 0; i < PackSize; ++i) first = typename Math::FirstOp()(first, Math::first_term(v[p][i]));
+      for (int i = 0; i < Pack; ++i) first = typename Math::FirstOp()(first, Math::first_term(v[p][i]));
     return first;
   }
   /// Sum of exp(x - reference_max) over the thread's values (softmax family).
@@ -79,17 +78,17 @@ struct HeldRow {
   /// The outputs of pack p (first, finished: the row's; factor: own_factor against the max
   /// own_sum was given).
   __device__ __forceinline__ void outputs(int p, float first, float finished, float factor,
-                                          float (&o)[PackSize]) const {
+                                          float (&o)[Pack]) const {
 #pragma unroll
-    for (int i = 0; i < PackSize; ++i) o[i] = held_output<Op>(v[p][i], first, finished, factor);
+    for (int i = 0; i < Pack; ++i) o[i] = held_output<Op>(v[p][i], first, finished, factor);
   }
   /// Writes pack p at column `col` of a row of `cols` (first, finished, factor: as `outputs`).
   template <typename Out>
   __device__ __forceinline__ void store(int p, Out* row, int col, int cols, float first, float finished,
                                         float factor) const {
-    float o[PackSize];
+    float o[Pack];
     outputs(p, first, finished, factor, o);
-    store_pack<Out, PackSize>(row, col, cols, o);
+    store_pack<Out, Pack>(row, col, cols, o);
   }
 };
 
@@ -116,13 +115,11 @@ __device__ __forceinline__ unsigned fold_first_pair(unsigned acc, unsigned w) {
 }
 
 /// How each pass over held words widens them without the compilers merging two passes'
-/// conversions, which keeps every float of the first alive into the second: NVVM and ptxas both
-/// did (log-softmax over bf16 2048x16384 spilled 140 bytes a thread and ran at 67 us, not 47).
-/// Between passes an empty asm statement claims to change the words (that stops NVVM). For
-/// bfloat16 the sum pass widens with a byte permute, which ptxas cannot equate with the shift
-/// and mask of the other passes. Half-precision widening has one form only, so its words pass
-/// through an identity byte permute instead: an instruction, which cost bfloat16 1-2% on the
-/// H100 where it was tried.
+/// conversions, which keeps every float of the first alive into the second (NVVM and ptxas both
+/// did, and log-softmax spilled): an empty asm statement between passes claims to change the
+/// words, which stops NVVM; bfloat16's sum pass widens with a byte permute, which ptxas cannot
+/// equate with the other passes' shift and mask; half-precision widening has one form only, so
+/// its words pass through an identity byte permute instead (docs/experiments/held-words.md).
 template <typename In>
 struct WordWidening;
 
@@ -148,21 +145,21 @@ struct WordWidening<f16> {
 };
 
 /// Values held as the loaded 32-bit words of 16-bit inputs; every pass widens them again.
-template <int Op, typename In, int Packs, int PackSize>
-struct HeldRow<Op, In, Packs, PackSize, true> {
+template <int Op, typename In, int Packs, int Pack>
+struct HeldRow<Op, In, Packs, Pack, true> {
   typedef RowMath<Op> Math;
   typedef In Input;
-  static constexpr int kPacks = Packs, kPackSize = PackSize;
+  static constexpr int kPacks = Packs, kPackSize = Pack;
   static constexpr bool kHoldsWords = true;
-  static constexpr int kWords = WordPack<In, PackSize>::kWords;
+  static constexpr int kWords = WordPack<In, Pack>::kWords;
   static constexpr int kRegisters = Packs * kWords;
-  WordPack<In, PackSize> packs[Packs];
+  WordPack<In, Pack> packs[Packs];
 
   __device__ __forceinline__ void load(int p, const In* row, int col, int cols) {
-    packs[p] = load_word_pack<In, PackSize>(row, col, cols, from_float<In>(Math::first_identity()));
+    packs[p] = load_word_pack<In, Pack>(row, col, cols, from_float<In>(Math::first_identity()));
   }
   /// Pack p from a whole 16-byte pack in shared memory.
-  __device__ __forceinline__ void take(int p, const Pack<In, PackSize>* source) {
+  __device__ __forceinline__ void take(int p, const PackOf<In, Pack>* source) {
     static_assert(kWords == 4, "HeldRow::take: 16-byte packs");
     const uint4 q = *reinterpret_cast<const uint4*>(source);
     packs[p].w[0] = q.x, packs[p].w[1] = q.y, packs[p].w[2] = q.z, packs[p].w[3] = q.w;
@@ -184,21 +181,21 @@ struct HeldRow<Op, In, Packs, PackSize, true> {
 #pragma unroll
     for (int p = 0; p < Packs; ++p)
 #pragma unroll
-      for (int i = 0; i < PackSize; ++i)
+      for (int i = 0; i < Pack; ++i)
         sum += fast_exp(WordWidening<In>::for_sum(packs[p].w[i / 2], i % 2 == 1) - reference);
     forget_floats();
     return sum;
   }
-  __device__ __forceinline__ void outputs(int p, float first, float finished, float, float (&o)[PackSize]) const {
+  __device__ __forceinline__ void outputs(int p, float first, float finished, float, float (&o)[Pack]) const {
 #pragma unroll
-    for (int i = 0; i < PackSize; ++i) o[i] = Math::apply(packs[p].at(i), first, finished);
+    for (int i = 0; i < Pack; ++i) o[i] = Math::apply(packs[p].at(i), first, finished);
   }
   template <typename Out>
   __device__ __forceinline__ void store(int p, Out* row, int col, int cols, float first, float finished,
                                         float factor) const {
-    float o[PackSize];
+    float o[Pack];
     outputs(p, first, finished, factor, o);
-    store_pack<Out, PackSize>(row, col, cols, o);
+    store_pack<Out, Pack>(row, col, cols, o);
   }
 
  private:

@@ -5,11 +5,9 @@
 // they are ordinary loads and stores. The loads fill WordPacks: batches held as loaded, 16-bit
 // values two to a register, until they are used.
 //
-// No kernel marks lines "evict last": such lines outlive the kernel. On the H100, after a
-// block_online run over narrow rows whose first read was marked so, the lines stayed in L2 for
-// the rest of the process and every later kernel and copy there ran about 6% faster (a 64 MB
-// copy 46.2 -> 43.5 us): a change to the caller's L2 that a library must not make, and one that
-// made timings depend on what ran before. Dropping the mark cost block_online 1-3%.
+// No kernel marks lines "evict last": such lines outlive the kernel, change the caller's L2 (a
+// library must not) and made every later kernel and copy faster, so that timings depended on
+// what ran before (docs/experiments/l2-state.md).
 #pragma once
 
 #include "pack.cuh"
@@ -35,7 +33,7 @@ __device__ __forceinline__ L2Policy l2_stream_policy() {
 }
 
 template <typename T, int N>
-__device__ __forceinline__ Pack<T, N> load_with_policy(const Pack<T, N>* src, L2Policy policy) {
+__device__ __forceinline__ PackOf<T, N> load_with_policy(const PackOf<T, N>* src, L2Policy policy) {
   PackBits<T, N> b;
 #if __CUDA_ARCH__ >= 800
   constexpr int kBytes = PackBits<T, N>::kBytes;
@@ -60,7 +58,7 @@ __device__ __forceinline__ Pack<T, N> load_with_policy(const Pack<T, N>* src, L2
 }
 
 template <typename T, int N>
-__device__ __forceinline__ void store_with_policy(Pack<T, N>* dst, const Pack<T, N>& value,
+__device__ __forceinline__ void store_with_policy(PackOf<T, N>* dst, const PackOf<T, N>& value,
                                                   L2Policy policy) {
   PackBits<T, N> b;
   b.pack = value;
@@ -103,13 +101,13 @@ __device__ __forceinline__ WordPack<T, N> load_words_with_policy(const T* row, i
                                                                  T fill, L2Policy policy) {
   if (col + N > cols) return load_words_tail<T, N>(row, col, cols, fill);
   PackBits<T, N> bits;
-  bits.pack = load_with_policy(reinterpret_cast<const Pack<T, N>*>(row + col), policy);
+  bits.pack = load_with_policy(reinterpret_cast<const PackOf<T, N>*>(row + col), policy);
   return words_of<T, N>(bits);
 }
 
 /// Stores the part of a pack that lies before `cols` (out of line, as load_words_tail).
 template <typename T, int N>
-__device__ __noinline__ void store_pack_tail(T* row, int col, int cols, Pack<T, N> p) {
+__device__ __noinline__ void store_pack_tail(T* row, int col, int cols, PackOf<T, N> p) {
 #pragma unroll
   for (int i = 0; i < N; ++i)
     if (col + i < cols) row[col + i] = p.v[i];
@@ -119,10 +117,10 @@ __device__ __noinline__ void store_pack_tail(T* row, int col, int cols, Pack<T, 
 template <typename T, int N>
 __device__ __forceinline__ void store_pack_with_policy(T* row, int col, int cols, const float* src,
                                                        L2Policy policy) {
-  Pack<T, N> p;
+  PackOf<T, N> p;
 #pragma unroll
   for (int i = 0; i < N; ++i) p.v[i] = from_float<T>(src[i]);
-  if (col + N <= cols) store_with_policy(reinterpret_cast<Pack<T, N>*>(row + col), p, policy);
+  if (col + N <= cols) store_with_policy(reinterpret_cast<PackOf<T, N>*>(row + col), p, policy);
   else store_pack_tail<T, N>(row, col, cols, p);
 }
 

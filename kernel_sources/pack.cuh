@@ -7,16 +7,16 @@
 namespace kjit {
 
 template <typename T, int N>
-struct alignas(sizeof(T) * N) Pack {
+struct alignas(sizeof(T) * N) PackOf {
   T v[N];
 };
 
 /// The bits of a pack of 2, 4, 8 or 16 bytes, as the registers a vector access moves.
 template <typename T, int N>
 union PackBits {
-  static constexpr int kBytes = static_cast<int>(sizeof(Pack<T, N>));
+  static constexpr int kBytes = static_cast<int>(sizeof(PackOf<T, N>));
   static_assert(kBytes == 2 || kBytes == 4 || kBytes == 8 || kBytes == 16, "PackBits: 2..16 bytes");
-  Pack<T, N> pack;
+  PackOf<T, N> pack;
   unsigned words[kBytes >= 4 ? kBytes / 4 : 1];
   unsigned short half;
 };
@@ -57,7 +57,7 @@ __device__ __forceinline__ void store_words(T* dst, const float* src) {
 template <typename T, int N>
 __device__ __forceinline__ void load_pack(const T* row, int col, int cols, float fill, float* dst) {
   if (col + N <= cols) {
-    Pack<T, N> p = *reinterpret_cast<const Pack<T, N>*>(row + col);
+    PackOf<T, N> p = *reinterpret_cast<const PackOf<T, N>*>(row + col);
 #pragma unroll
     for (int i = 0; i < N; ++i) dst[i] = to_float(p.v[i]);
   } else {
@@ -70,10 +70,8 @@ __device__ __forceinline__ void load_pack(const T* row, int col, int cols, float
 /// `cols`, through load(u, col, cols) (a load_pack-like call that checks col + N <= cols). For
 /// 16-bit T, packs wholly inside the row take one bounds check, so every load is in flight
 /// before the first value is widened: checked pack by pack, each widening sat inside its own
-/// branch and waited on its load before the next went out (H100: bf16 16384x1024 over warps
-/// 24.50 -> 24.23 us; bf16 top-K 128256 x 256 rows, K=50, 46.9 -> 43.0). fp32 values need no
-/// widening, and there the second copy of the loop only cost time (block_split fp32 2048x16384
-/// 90.5 -> 92.6 us; top-K fp32 50257 x 64, K=256, 15%).
+/// branch and waited on its load before the next went out. fp32 values need no widening, and
+/// there the second copy of the loop only cost time (docs/experiments/memory-access.md).
 template <typename T, int N, int Count, typename ColumnOf, typename Load>
 __device__ __forceinline__ void load_packs(ColumnOf col_of, int cols, Load load) {
   if (sizeof(T) == 2 && col_of(Count - 1) + N <= cols) {
@@ -91,9 +89,9 @@ __device__ __forceinline__ void load_packs(ColumnOf col_of, int cols, Load load)
 /// The N elements at column `col` of a row of `cols` as stored, for copies into shared memory
 /// without a round trip through floats. Columns past the end hold `fill`.
 template <typename T, int N>
-__device__ __forceinline__ Pack<T, N> load_raw_pack(const T* row, int col, int cols, T fill) {
-  if (col + N <= cols) return *reinterpret_cast<const Pack<T, N>*>(row + col);
-  Pack<T, N> p;
+__device__ __forceinline__ PackOf<T, N> load_raw_pack(const T* row, int col, int cols, T fill) {
+  if (col + N <= cols) return *reinterpret_cast<const PackOf<T, N>*>(row + col);
+  PackOf<T, N> p;
 #pragma unroll
   for (int i = 0; i < N; ++i) p.v[i] = col + i < cols ? row[col + i] : fill;
   return p;
@@ -173,12 +171,12 @@ __device__ __forceinline__ void store_pack(T* row, int col, int cols, const floa
     if constexpr (sizeof(T) == 2 && N % 2 == 0) {
       PackBits<T, N> bits;
       pack_words<T, N>(src, bits.words);
-      *reinterpret_cast<Pack<T, N>*>(row + col) = bits.pack;
+      *reinterpret_cast<PackOf<T, N>*>(row + col) = bits.pack;
     } else {
-      Pack<T, N> p;
+      PackOf<T, N> p;
 #pragma unroll
       for (int i = 0; i < N; ++i) p.v[i] = from_float<T>(src[i]);
-      *reinterpret_cast<Pack<T, N>*>(row + col) = p;
+      *reinterpret_cast<PackOf<T, N>*>(row + col) = p;
     }
   } else {
 #pragma unroll
@@ -187,10 +185,9 @@ __device__ __forceinline__ void store_pack(T* row, int col, int cols, const floa
   }
 }
 
-/// store_pack (global memory only) with the whole pack forced into one vector store. In
-/// block_smem's output loop the compiler split packs into narrower stores: eight 2-byte stores
-/// for eight bf16 values, four 4-byte ones for fp32 (on the H100, bf16 2048x16384 121 -> 50 us,
-/// fp32 512x65536 over clusters of 8 108 -> 100 us). Elsewhere it makes the vector stores itself.
+/// store_pack (global memory only) with the whole pack forced into one vector store: in
+/// block_smem's output loop the compiler split packs into 2- or 4-byte stores. Elsewhere it
+/// makes the vector stores itself (docs/experiments/memory-access.md#whole-pack-stores).
 template <typename T, int N>
 __device__ __forceinline__ void store_pack_words(T* row, int col, int cols, const float* src) {
   if constexpr (N * sizeof(T) >= 4) {

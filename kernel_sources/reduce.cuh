@@ -84,13 +84,13 @@ __device__ __forceinline__ float block_all_reduce(float v, Op op) {
   return warps_all_reduce<Threads>(v, op, partials, BlockSync());
 }
 
-/// All-reduce over a group of GroupThreads consecutive threads: a part of a warp, or the block.
-template <int GroupThreads, int BlockThreads, typename Op>
+/// All-reduce over a group of Group consecutive threads: a part of a warp, or the block.
+template <int Threads, int Group, typename Op>
 __device__ __forceinline__ float group_all_reduce(float v, Op op) {
-  static_assert(GroupThreads <= 32 || GroupThreads == BlockThreads,
+  static_assert(Group <= 32 || Group == Threads,
                 "group_all_reduce: a group is part of a warp or the whole block");
-  if constexpr (GroupThreads <= 32) return warp_all_reduce<GroupThreads>(v, op);
-  else return block_all_reduce<BlockThreads>(v, op);
+  if constexpr (Group <= 32) return warp_all_reduce<Group>(v, op);
+  else return block_all_reduce<Threads>(v, op);
 }
 
 // ---- Thread-block clusters (sm_90): distributed shared memory through PTX, no toolkit headers.
@@ -109,12 +109,10 @@ constexpr unsigned kOneFenceThreads = 512;
 // without the __syncwarp the warp can arrive split, and the cluster's barrier phases then no
 // longer line up across blocks.
 //
-// A releasing arrive fences in every warp. In a large block, one thread fences for the block
-// after a block barrier instead (the block barrier orders every thread's memory operations
-// before that fence), and the others arrive relaxed: a barrier of 16 blocks of 1024 threads
-// took ~1,500 cycles with a releasing arrive, ~1,060 so, ~160 with no fence at all (H100);
-// at 128 threads the releasing arrive was the faster (~900 against ~960). Call with the whole
-// block.
+// A releasing arrive fences in every warp. In a block of kOneFenceThreads or more, one thread
+// fences for the block after a block barrier instead (the block barrier orders every thread's
+// memory operations before that fence), and the others arrive relaxed: cheaper there, though
+// not at 128 threads (docs/experiments/clusters.md). Call with the whole block.
 __device__ __forceinline__ void cluster_arrive() {
   if (blockDim.x >= kOneFenceThreads) {
     __syncthreads();
@@ -128,9 +126,9 @@ __device__ __forceinline__ void cluster_arrive() {
 }
 /// Arrives at the cluster barrier releasing only this thread's writes to its own block's shared
 /// memory (`fence.release.sync_restrict::shared::cta.cluster`): enough where the other blocks
-/// only need this block's own state set up before they write into it or read it, and ~310
-/// cycles a barrier of 1024-thread blocks on the H100 where a full release costs ~1,060 at
-/// best (cluster_arrive). Call with the whole block.
+/// only need this block's own state set up before they write into it or read it, and much
+/// cheaper than a full release (cluster_arrive; docs/experiments/clusters.md). Call with the
+/// whole block.
 __device__ __forceinline__ void cluster_arrive_own_writes() {
   asm volatile("fence.release.sync_restrict::shared::cta.cluster;" ::: "memory");
   __syncwarp();
@@ -143,9 +141,9 @@ __device__ __forceinline__ void cluster_wait() {
 
 /// A barrier of the cluster, or of the block when a row has one block (its memory operations
 /// before it are seen by every thread of the cluster after it).
-template <int ClusterBlocks>
+template <int Cluster>
 __device__ __forceinline__ void row_barrier() {
-  if constexpr (ClusterBlocks > 1) {
+  if constexpr (Cluster > 1) {
     cluster_arrive();
     cluster_wait();
   } else {
@@ -165,8 +163,8 @@ __device__ __forceinline__ unsigned cluster_address(const void* local, unsigned 
 
 /// The shared::cluster address of `array[index]` in block `rank`. The offset is added to the
 /// mapped address of the array itself: mapping a pointer that carried a run-time offset
-/// (`&slots[parity][0]`) made loads that faulted with misaligned addresses on the H100 (NVRTC,
-/// CUDA 13.0), so every distributed-shared-memory access here maps a fixed address.
+/// (`&slots[parity][0]`) made loads that faulted with misaligned addresses under NVRTC (CUDA
+/// 13.0), so every distributed-shared-memory access here maps a fixed address.
 template <typename T>
 __device__ __forceinline__ unsigned cluster_element(const T* array, unsigned rank, int index) {
   return cluster_address(array, rank) + static_cast<unsigned>(index) * static_cast<unsigned>(sizeof(T));
@@ -247,18 +245,18 @@ struct RowSlots {
   }
 };
 
-/// Reduces `value` over the block and then, for ClusterBlocks > 1, over the cluster through
+/// Reduces `value` over the block and then, for Cluster > 1, over the cluster through
 /// statistic 0 of `slots` (written by thread 0).
-template <int BlockThreads, int ClusterBlocks, typename Op>
+template <int Threads, int Cluster, typename Op>
 __device__ __forceinline__ float row_all_reduce(float value, RowSlots& slots, int parity, Op op) {
-  value = block_all_reduce<BlockThreads>(value, op);
-  if constexpr (ClusterBlocks == 1) {
+  value = block_all_reduce<Threads>(value, op);
+  if constexpr (Cluster == 1) {
     return value;
   } else {
     if (threadIdx.x == 0) slots.publish(parity, 0, value);
     cluster_arrive();
     cluster_wait();
-    return reduce_cluster_slots<ClusterBlocks>(slots.start(), RowSlots::index(parity, 0), op);
+    return reduce_cluster_slots<Cluster>(slots.start(), RowSlots::index(parity, 0), op);
   }
 }
 

@@ -161,11 +161,10 @@ struct AlternatingWarpStats {
 
 /// Merges OnlineStats over Threads consecutive threads that meet at `sync()`, with one barrier:
 /// every warp merges all the warps' pairs itself, where one warp merging them and a second
-/// barrier to hand on its result lengthened a row's way to its output (H100: the ring's bf16
-/// 64x128256 15.25 -> 14.8 us; cluster_regs over 1-8 rows 1-7% faster, bf16 1x32000 3.65 ->
-/// 3.43). Calls alternate between the two sets (`call`: the caller's count of calls on these
-/// `sets`): a warp reaches the next call on the same set only past the barrier of the call
-/// between, which every warp reaches after reading.
+/// barrier to hand on its result lengthened a row's way to its output
+/// (docs/experiments/row-statistics.md). Calls alternate between the two sets (`call`: the
+/// caller's count of calls on these `sets`): a warp reaches the next call on the same set only
+/// past the barrier of the call between, which every warp reaches after reading.
 template <int Threads, typename Sync>
 __device__ __forceinline__ OnlineStats warps_merge_once(OnlineStats s, AlternatingWarpStats<Threads>& sets,
                                                         long long call, Sync sync) {
@@ -195,7 +194,7 @@ __device__ __forceinline__ OnlineStats block_merge_once(OnlineStats s, long long
 /// Merges (max, sum) over the cluster: each block's thread 0 publishes its pair in its set of
 /// `slots` for this parity, every warp then reads all of them (see RowSlots for when a set may
 /// be written again).
-template <int ClusterBlocks>
+template <int Cluster>
 __device__ __forceinline__ OnlineStats cluster_merge(OnlineStats s, RowSlots& slots, int parity) {
   if (threadIdx.x == 0) {
     slots.publish(parity, 0, s.max);
@@ -205,7 +204,7 @@ __device__ __forceinline__ OnlineStats cluster_merge(OnlineStats s, RowSlots& sl
   cluster_wait();
   const unsigned lane = threadIdx.x % 32;
   OnlineStats mine = OnlineStats::empty();
-  if (lane < ClusterBlocks) mine = {slots.remote(parity, 0, lane), slots.remote(parity, 1, lane)};
+  if (lane < Cluster) mine = {slots.remote(parity, 0, lane), slots.remote(parity, 1, lane)};
   return warp_merge<32>(mine);
 }
 

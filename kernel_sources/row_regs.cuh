@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// A group of GroupThreads threads per row with the whole row in registers: a part of a warp or
-// a warp (GroupThreads <= 32, several rows per block), or the whole block (GroupThreads ==
-// BlockThreads). One read and one write of the row; see HeldRow for how values are held.
+// The row in registers, held by a group of Group threads: a part of a warp or a warp (Group
+// <= 32, several rows per block: the warp kernel), or the whole block (Group == Threads: the
+// block_regs kernel). One read and one write of the row; see HeldRow for how values are held.
 #pragma once
 
 #include "grid_dependency.cuh"
@@ -12,17 +12,14 @@
 namespace kjit {
 
 /// A thread's share of the row: values, whether they stay as loaded words, their registers.
-template <typename In, int Cols, int PackSize, int GroupThreads, int BlockThreads>
-struct RowRegsShape : HeldShape<In, PackSize, GroupThreads,
-                                static_cast<int>(row_share_values(Cols, PackSize, GroupThreads)), BlockThreads> {
-  static constexpr int kValues = static_cast<int>(row_share_values(Cols, PackSize, GroupThreads));
+template <typename In, int Cols, int Pack, int Threads, int Group>
+struct RowRegsShape : HeldShape<In, Pack, Threads, Group, static_cast<int>(row_share_values(Cols, Pack, Group))> {
+  static constexpr int kValues = static_cast<int>(row_share_values(Cols, Pack, Group));
 };
 
 /// Asks L2 for the block's first rows, one a thread, before the grid-dependency wait
-/// (l2_prefetch.cuh); 16-bit rows only. Measured on the H100 (the C++ benchmark, softmax, us,
-/// before and after, one machine, alternated): bf16 65536x128 12.83-12.84 -> 12.00-12.03,
-/// 16384x1024 24.04-24.09 -> 23.25-23.26, block_regs 8192x4096 46.17-46.18 -> 45.16-45.43;
-/// fp32 rows gained nothing or lost (16384x1024 45.92-45.95 -> 46.56-46.57, 65536x128 level).
+/// (l2_prefetch.cuh); 16-bit rows only: fp32 rows gained nothing or lost
+/// (docs/experiments/prefetch-and-dependent-launch.md).
 template <typename In, int Cols, int Rows>
 __device__ __forceinline__ void prefetch_block_rows(const RowParams& params) {
   const long long row = static_cast<long long>(blockIdx.x) * Rows + threadIdx.x;
@@ -30,64 +27,66 @@ __device__ __forceinline__ void prefetch_block_rows(const RowParams& params) {
     prefetch_l2(static_cast<const In*>(params.in) + row * params.in_stride, Cols * sizeof(In));
 }
 
-template <int Op, typename IoTypes, int Cols, int PackSize, int GroupThreads, int BlockThreads>
-__global__ void __launch_bounds__(BlockThreads, RowRegsShape<typename IoTypes::in, Cols, PackSize, GroupThreads, BlockThreads>::kMinBlocks)
-row_regs(const RowParams params) {
-  if constexpr (sizeof(typename IoTypes::in) == 2)
-    prefetch_block_rows<typename IoTypes::in, Cols, BlockThreads / GroupThreads>(params);
+/// The body of the warp and block_regs kernels, which launch it with
+/// __launch_bounds__(Threads, RowRegsShape<...>::kMinBlocks). It takes the parameters by value,
+/// as a kernel does, so that it compiles as the kernel's own code would (see row_smem).
+template <int Op, typename Io, int Cols, int Pack, int Threads, int Group>
+__device__ __forceinline__ void row_regs(const RowParams params) {
+  if constexpr (sizeof(typename Io::in) == 2)
+    prefetch_block_rows<typename Io::in, Cols, Threads / Group>(params);
   start_after_prior_grids();
-  typedef typename IoTypes::in In;
-  typedef typename IoTypes::out Out;
+  typedef typename Io::in In;
+  typedef typename Io::out Out;
   typedef RowMath<Op> Math;
-  typedef RowRegsShape<In, Cols, PackSize, GroupThreads, BlockThreads> Shape;
-  static_assert(BlockThreads % GroupThreads == 0, "row_regs: BlockThreads % GroupThreads != 0");
-  static_assert(GroupThreads <= 32 || GroupThreads == BlockThreads,
+  typedef RowRegsShape<In, Cols, Pack, Threads, Group> Shape;
+  static_assert(Threads % Group == 0, "row_regs: Threads % Group != 0");
+  static_assert(Group <= 32 || Group == Threads,
                 "row_regs: a group is part of a warp or the whole block");
-  static_assert(PackSize * sizeof(In) <= kMaxPackBytes && PackSize * sizeof(Out) <= kMaxPackBytes,
+  static_assert(Pack * sizeof(In) <= kMaxPackBytes && Pack * sizeof(Out) <= kMaxPackBytes,
                 "row_regs: a pack is at most 16 bytes");
   static_assert(Shape::kRegisters <= kMaxHeldRegisters,
                 "row_regs: at most 64 values per thread in registers (128 of 16 bits held as loaded)");
-  constexpr int kPacks = Shape::kValues / PackSize;
-  constexpr int kGroupsPerBlock = BlockThreads / GroupThreads;
+  constexpr int kPacks = Shape::kValues / Pack;
+  constexpr int kGroupsPerBlock = Threads / Group;
 
-  const int lane = threadIdx.x % GroupThreads;
+  const int lane = threadIdx.x % Group;
   const long long row_step = static_cast<long long>(gridDim.x) * kGroupsPerBlock;
   // The loop runs on the block's first row, so every thread of a block runs the same number of
   // iterations and block-wide barriers inside the group reductions are reached by all threads;
-  // rows past the end are computed but not stored. Counting the iterations instead took a 64-bit
-  // division before every block's first load (bf16 16384x1024 24.22 -> 24.17 us, within noise).
+  // rows past the end are computed but not stored, and no 64-bit division of the row count
+  // comes before the first load.
   for (long long block_row = static_cast<long long>(blockIdx.x) * kGroupsPerBlock; block_row < params.rows;
        block_row += row_step) {
-    const long long row = block_row + threadIdx.x / GroupThreads;
+    const long long row = block_row + threadIdx.x / Group;
     const bool live = row < params.rows;
     const In* in = static_cast<const In*>(params.in) + (live ? row : 0) * params.in_stride;
-    HeldRow<Op, In, kPacks, PackSize, Shape::kWords> held;
-    load_share(held, in, lane * PackSize, GroupThreads * PackSize, live ? Cols : 0);
+    HeldRow<Op, In, kPacks, Pack, Shape::kWords> held;
+    load_share(held, in, lane * Pack, Group * Pack, live ? Cols : 0);
     float first = held.own_first();
     float finished = 0.0f, factor = 0.0f;
     if constexpr (Math::kTwoStats) {
       float own_max = first;
       OnlineStats row_stats;
-      if constexpr (GroupThreads <= 32) {
+      if constexpr (Group <= 32) {
         // Within a warp, a max and then a sum take fewer instructions than merging (max, sum)
         // pairs, which costs exponentials at every step.
-        own_max = warp_all_reduce<GroupThreads>(own_max, MaxOp());
-        row_stats = {own_max, warp_all_reduce<GroupThreads>(held.own_sum(own_max), SumOp())};
+        own_max = warp_all_reduce<Group>(own_max, MaxOp());
+        row_stats = {own_max, warp_all_reduce<Group>(held.own_sum(own_max), SumOp())};
       } else {
         // Across warps, one exchange instead of two: each thread's (max, sum) against its own max.
-        row_stats = block_merge<BlockThreads>(OnlineStats{own_max, held.own_sum(own_max)});
+        row_stats = block_merge<Threads>(OnlineStats{own_max, held.own_sum(own_max)});
       }
       first = row_stats.max;
       finished = Math::finish(row_stats.sum);
       if constexpr (Op == kOpSoftmax) factor = Math::own_factor(own_max, first, finished);
     } else {
-      first = group_all_reduce<GroupThreads, BlockThreads>(first, typename Math::FirstOp());
+      first = group_all_reduce<Threads, Group>(first, typename Math::FirstOp());
     }
     if (!live) continue;
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
 #pragma unroll
     for (int p = 0; p < kPacks; ++p)
-      held.store(p, out, (p * GroupThreads + lane) * PackSize, Cols, first, finished, factor);
+      held.store(p, out, (p * Group + lane) * Pack, Cols, first, finished, factor);
     if constexpr (Op == kOpReduceScale) {
       if (params.scale_out != nullptr && lane == 0) params.scale_out[row] = first;
     }

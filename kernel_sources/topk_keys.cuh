@@ -14,8 +14,8 @@ static_assert(sizeof(TopkKey) == kTopkKeyBytes, "TopkKey: the unit the host size
 /// The float's bits mapped so that unsigned order is float order; every NaN becomes one value
 /// above +inf (torch.topk ranks NaN first too), and -0 becomes +0 (they are equal, so the column
 /// decides). Adding +0 does both at once: -0 + 0 is +0, and the GPU's float arithmetic returns
-/// its one canonical NaN (0x7fffffff) for any NaN operand, whatever its sign or payload. Three
-/// instructions where tests and selects took eight, for every value of a row.
+/// its one canonical NaN (0x7fffffff) for any NaN operand, whatever its sign or payload: three
+/// instructions a value, where tests and selects took eight.
 __device__ __forceinline__ unsigned ordered_bits(float x) {
   const unsigned bits = __float_as_uint(__fadd_rn(x, 0.0f));
   return bits ^ (static_cast<unsigned>(static_cast<int>(bits) >> 31) | 0x80000000u);

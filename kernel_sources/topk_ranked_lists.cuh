@@ -3,8 +3,8 @@
 // candidates into every block of the cluster and then finds the row's place of its own keys,
 // writing its winners itself. Few candidates go unsorted and a key's place is counted; more
 // go as each block's sorted list, and a key's place is the sum of binary searches through the
-// lists. One SM sorting the whole candidate set (1024 keys: ~10,000 cycles on the H100, after a
-// radix cut as long) becomes a sort of a block's share and a few searches per key.
+// lists. No one SM sorts the whole candidate set: each sorts a block's share, and a key takes
+// a few searches.
 #pragma once
 
 #include "reduce.cuh"
@@ -26,13 +26,13 @@ struct RankedLists {
 
 /// Stores `key` at keys[at] of blocks first, first + step, ... of the cluster (of this block
 /// only when it has one).
-template <int ClusterBlocks>
+template <int Cluster>
 __device__ __forceinline__ void store_everywhere(TopkKey* keys, int at, TopkKey key, int first = 0,
                                                  int step = 1) {
-  if constexpr (ClusterBlocks == 1) {
+  if constexpr (Cluster == 1) {
     if (first == 0) keys[at] = key;
   } else {
-    for (int r = first; r < ClusterBlocks; r += step)
+    for (int r = first; r < Cluster; r += step)
       store_cluster_u64(cluster_element(keys, static_cast<unsigned>(r), at), key);
   }
 }
@@ -94,29 +94,29 @@ __device__ void place_by_count(const TopkKey* keys, int n, int first, int count,
 /// (window_sort_descending; 1024 keys in about a third of a bitonic sort's time), else
 /// bitonically. Call with the whole block after a barrier that follows the staging; ends with
 /// one.
-template <int Threads, int ClusterBlocks>
+template <int Threads, int Cluster>
 __device__ void write_sorted_everywhere(TopkKey* staged, int m, int capacity, TopkKey* keys,
                                         int at, SelectScratch& scratch) {
   constexpr int kMostCounted = 256;
   if (m <= kMostCounted) {
     // The group's lanes share the stores to the cluster's blocks.
     for_each_place<Threads>(staged, m, 0, m, [&](int, TopkKey key, int above, int part, int parts) {
-      store_everywhere<ClusterBlocks>(keys, at + above, key, part, parts);
+      store_everywhere<Cluster>(keys, at + above, key, part, parts);
     });
   } else {
     sort_keys_descending<Threads>(staged, m, 2 * m <= capacity ? staged + m : nullptr, scratch,
                                   m);
-    for (int i = threadIdx.x; i < m; i += Threads) store_everywhere<ClusterBlocks>(keys, at + i, staged[i]);
+    for (int i = threadIdx.x; i < m; i += Threads) store_everywhere<Cluster>(keys, at + i, staged[i]);
   }
   __syncthreads();
 }
 
 /// Publishes this block's list (rank `rank`, keys[at, at + m)) to every block: threads below
-/// ClusterBlocks, one block each.
-template <int ClusterBlocks>
+/// Cluster, one block each.
+template <int Cluster>
 __device__ __forceinline__ void publish_list(RankedLists& lists, unsigned rank, int at, int m) {
-  if (threadIdx.x >= ClusterBlocks) return;
-  if constexpr (ClusterBlocks == 1) {
+  if (threadIdx.x >= Cluster) return;
+  if constexpr (Cluster == 1) {
     lists.begin[0] = at;
     lists.count[0] = m;
   } else {
@@ -126,26 +126,26 @@ __device__ __forceinline__ void publish_list(RankedLists& lists, unsigned rank, 
 }
 
 /// Publishes this block's winners' mass to every block, as publish_list.
-template <int ClusterBlocks>
+template <int Cluster>
 __device__ __forceinline__ void publish_mass(RankedLists& lists, unsigned rank, float mass) {
-  if (threadIdx.x >= ClusterBlocks) return;
-  if constexpr (ClusterBlocks == 1) lists.mass[0] = mass;
+  if (threadIdx.x >= Cluster) return;
+  if constexpr (Cluster == 1) lists.mass[0] = mass;
   else store_cluster_f32(cluster_element(lists.mass, threadIdx.x, static_cast<int>(rank)), mass);
 }
 
 /// places[j - first] = the row's place of keys[j], for j in [first, first + count): the keys
 /// above it in every block's sorted list, by binary search, one lane a list. Call with the
 /// whole block after the cluster barrier that follows every block's lists; ends with a barrier.
-template <int Threads, int ClusterBlocks>
+template <int Threads, int Cluster>
 __device__ void place_by_search(const TopkKey* keys, int first, int count,
                                 const RankedLists& lists, int* places) {
-  static_assert(ClusterBlocks <= kMostRankedLists, "place_by_search: at most 16 blocks");
+  static_assert(Cluster <= kMostRankedLists, "place_by_search: at most 16 blocks");
   // A key's lanes are a power of two, as group_sum needs; those past the lists count nothing.
-  constexpr int kLanes = ClusterBlocks <= 2 ? ClusterBlocks : ClusterBlocks <= 4 ? 4
-                         : ClusterBlocks <= 8 ? 8 : 16;
+  constexpr int kLanes = Cluster <= 2 ? Cluster : Cluster <= 4 ? 4
+                         : Cluster <= 8 ? 8 : 16;
   constexpr int kKeysAPass = Threads / kLanes;
   const int list = static_cast<int>(threadIdx.x) % kLanes;
-  const bool has_list = list < ClusterBlocks;
+  const bool has_list = list < Cluster;
   const TopkKey* const listed = keys + (has_list ? lists.begin[list] : 0);
   const int listed_count = has_list ? lists.count[list] : 0;
   for (int pass = 0; pass < count; pass += kKeysAPass) {  // the same in every thread

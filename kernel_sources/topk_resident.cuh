@@ -16,7 +16,7 @@
 //     row's place of its own keys by binary search (topk_ranked_lists.cuh). Each writes its
 //     winners.
 // So a few rows spread over many SMs, and a large k costs a sort of each block's share instead
-// of a buffer that keeps overflowing while the row streams by (topk_softmax.cuh, for rows too
+// of a buffer that keeps overflowing while the row streams by (topk_stream.cuh, for rows too
 // many to hold).
 #pragma once
 
@@ -38,15 +38,15 @@ namespace kjit {
 /// A cluster barrier split in two: every block arrives where it is built and waits at the first
 /// wait(); later calls do nothing. In a block alone, a block barrier where it is built. It
 /// orders only each block's setup of its own shared memory before the others write into it.
-template <int ClusterBlocks>
+template <int Cluster>
 class StartBarrier {
  public:
   __device__ StartBarrier() {
-    if constexpr (ClusterBlocks > 1) cluster_arrive_own_writes();
+    if constexpr (Cluster > 1) cluster_arrive_own_writes();
     else __syncthreads();
   }
   __device__ void wait() {
-    if constexpr (ClusterBlocks > 1) {
+    if constexpr (Cluster > 1) {
       if (waited_) return;
       cluster_wait();
       waited_ = true;
@@ -57,36 +57,32 @@ class StartBarrier {
   bool waited_ = false;
 };
 
-template <typename In, typename Idx, int Cols, int KBucket, int Pack, int Threads, int Packs,
-          int ClusterBlocks>
+/// Unroll (TopkConfig::unroll) is the packs a thread holds: its whole share of the row.
+template <typename In, typename Idx, int Cols, int KBucket, int Pack, int Threads, int Unroll,
+          int Cluster>
 __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params) {
   start_after_prior_grids();
-  check_topk_shape<In, KBucket, Pack, Threads, ClusterBlocks>();
-  static_assert(Packs * Pack <= kTopkResidentMostValues, "topk_resident: at most 32 values a thread");
-  constexpr int kSliceCols = static_cast<int>(pack_slice_cols(Cols, Pack, ClusterBlocks));
+  check_topk_shape<In, KBucket, Pack, Threads, Cluster>();
+  static_assert(Unroll * Pack <= kTopkResidentMostValues, "topk_resident: at most 32 values a thread");
+  constexpr int kSliceCols = static_cast<int>(pack_slice_cols(Cols, Pack, Cluster));
   // The columns of the cluster's shortest slice (its last block's, or any other's).
-  constexpr int kLastSliceCols = Cols - (ClusterBlocks - 1) * kSliceCols;
+  constexpr int kLastSliceCols = Cols - (Cluster - 1) * kSliceCols;
   constexpr int kSureCols = kLastSliceCols < kSliceCols ? kLastSliceCols : kSliceCols;
-  static_assert(Threads * Packs * Pack >= kSliceCols, "topk_resident: the slice must fit");
+  static_assert(Threads * Unroll * Pack >= kSliceCols, "topk_resident: the slice must fit");
   // The cluster's candidates (at most kLimit), then this block's staged ones: a power of two
   // of them at most, as the bitonic sort of a large share needs.
   constexpr int kLimit = topk_list_cap(KBucket);
   constexpr int kMostUnsorted = 256;
   // Up to this many, block 0 places them all: sent to every block for each to place its own,
-  // the copies made the block with most of them ~600 ns late at the next barrier (one row of
-  // 128256 at k = 50 over 16 blocks), while one block counting the places of 256 took longer
-  // than that (8 rows of 50257 at k = 256: 13.2 us against 11.0).
+  // the copies made the block with most of them late at the next barrier, while one block
+  // counting the places of many more took longer than that (docs/experiments/top-k-resident.md).
   constexpr int kMostPlacedInBlock0 = 128;
-  // Sorting ~1,500 candidates in block 0 beats sorted lists in every block at k = 1024 (8 rows
-  // of 32000: 12.7 against 13.7 us; 8 rows of 128256: 16.4 against 17.1; 16 rows of 32000 over
-  // 4 blocks: 13.7 against 16.3), over 16 blocks too since the staging and block 0's bin scan
-  // got cheaper (one row of 128256: 13.1 against 14.1; of 151936: 14.5 against 15.2), but not
-  // at k = 256 (8 rows of 50257: 11.6 against 11.2).
+  // Sorting the candidates in block 0 beats sorted lists in every block at k bucket 1024, over
+  // 16 blocks too, but not at k = 256 (docs/experiments/top-k-resident.md).
   constexpr bool kSortsInBlock0 = KBucket >= 1024;
   // Bits below the top 16 that block 0's sort may bin by; bfloat16 values have none, so it
-  // bins theirs by column bits (one row of 128256 at k = 1024, H100, kernel alone, inputs not
-  // in L2: 12.20 -> 11.82 us; half values, binned by column bits after their 3, gained 0.04 us
-  // at 50257 and lost 0.14 at 128256).
+  // bins theirs by column bits; half values gained nothing from column bits after their 3
+  // (docs/experiments/top-k-resident.md).
   constexpr int kFinerBinBits = low_float_bits<In>() < 8 ? low_float_bits<In>() : 8;
   constexpr int kColumnBinBits = low_float_bits<In>() == 0 ? key_column_bits(Cols) : 0;
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
@@ -95,8 +91,8 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
   __shared__ ResidentState state;
 
   unsigned rank = 0;
-  if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
-  ResidentSlice<Pack, Threads, Packs> slice;
+  if constexpr (Cluster > 1) rank = cluster_block_rank();
+  ResidentSlice<Pack, Threads, Unroll> slice;
   slice.begin = static_cast<int>(rank) * kSliceCols;
   slice.end = slice.begin + kSliceCols < Cols ? slice.begin + kSliceCols : Cols;
   for (int b = threadIdx.x; b < 3 * 256; b += Threads)
@@ -107,12 +103,12 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
   }
   if (threadIdx.x == 0) {
     state.gathered = 0;
-    if constexpr (exchanges_through_inbox<ClusterBlocks>()) state.window_inbox.init(ClusterBlocks);
+    if constexpr (exchanges_through_inbox<Cluster>()) state.window_inbox.init(Cluster);
   }
   // No block writes into another before that block has started, zeroed its totals and set up
   // its inbox. The barrier is split so that the first row's loads are in flight while it
-  // completes (~0.1 us of one row's 10 on the H100, 128256 columns over 16 blocks).
-  StartBarrier<ClusterBlocks> start;
+  // completes.
+  StartBarrier<Cluster> start;
   int parity = 0;
   unsigned inbox_phase = 0;
   const float c = params.log2e_over_t;
@@ -130,7 +126,7 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
     __syncthreads();
     start.wait();
     int selected = 0;
-    const TopkKey threshold = cluster_radix_select<Pack, Threads, Packs, ClusterBlocks>(
+    const TopkKey threshold = cluster_radix_select<Pack, Threads, Unroll, Cluster>(
         slice, k_row, kLimit, c, block_top, rank, state, parity, inbox_phase, selected);
     // Few candidates go unsorted to every block, each block counting its keys' places among
     // them, or where they are fewer still, only to block 0, which places and writes them all.
@@ -141,12 +137,12 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
         selected <= kMostPlacedInBlock0 || (!by_count && kSortsInBlock0);
     const bool sorts_lists = !by_count && !in_block0;
     int at = 0;
-    const int m = stage_candidates<Pack, Threads, Packs, ClusterBlocks>(
+    const int m = stage_candidates<Pack, Threads, Unroll, Cluster>(
         slice, threshold, sorts_lists ? staged : nullptr, candidates, state, at, in_block0);
     if (sorts_lists) {
-      write_sorted_everywhere<Threads, ClusterBlocks>(staged, m, kLimit, candidates, at,
+      write_sorted_everywhere<Threads, Cluster>(staged, m, kLimit, candidates, at,
                                                       state.sort);
-      publish_list<ClusterBlocks>(state.lists, rank, at, m);
+      publish_list<Cluster>(state.lists, rank, at, m);
     }
     // Block 0's sort of many candidates is told the row's largest key, which the blocks'
     // summaries brought (the barrier below orders its set-up), and the threshold, below which
@@ -161,7 +157,7 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
     }
     // The candidates are where they are placed, and every read of another block's shared
     // memory for this row is done (the mass's aside): the others may go on to the next row.
-    row_barrier<ClusterBlocks>();
+    row_barrier<Cluster>();
     if (rank == 0 && threadIdx.x == 0) state.gathered = 0;
     int* const places = reinterpret_cast<int*>(staged);  // read by now, if used: reuse it
     if (in_block0 && rank != 0) return;  // the same in the whole block
@@ -179,7 +175,7 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
     // Placing every candidate where that is cheap (counting few, in block 0, or in a block
     // alone), so that KJIT_TOPK_RENORM's mass needs no exchange.
     const bool place_all =
-        ClusterBlocks == 1 || in_block0 || (by_count && (params.flags & kTopkFlagRenorm));
+        Cluster == 1 || in_block0 || (by_count && (params.flags & kTopkFlagRenorm));
     const int first = place_all ? 0 : at, placed = place_all ? selected : m;
     if (by_count) {
       place_by_count<Threads>(candidates, selected, first, placed, places);
@@ -188,18 +184,17 @@ __global__ void __launch_bounds__(Threads) topk_resident(const TopkParams params
       for (int i = threadIdx.x; i < selected; i += Threads) places[i] = i;
       __syncthreads();
     } else {
-      place_by_search<Threads, ClusterBlocks>(candidates, first, placed, state.lists, places);
+      place_by_search<Threads, Cluster>(candidates, first, placed, state.lists, places);
     }
     const int written_at = in_block0 ? 0 : at, written = in_block0 ? selected : m;
-    write_own_winners<Idx, Threads, ClusterBlocks>(params, row, k_row, candidates, places, first,
+    write_own_winners<Idx, Threads, Cluster>(params, row, k_row, candidates, places, first,
                                                    placed, place_all, written_at, written, rank,
                                                    state);
   };
   // One row a cluster, the host launching as many clusters as rows (topk_rows_per_launch):
   // looping over rows kept the loop's state in registers across the row, and the eight-row
-  // kernel spilled ~90 bytes where it now spills none (H100, kernel alone, inputs not in L2:
-  // eight rows of 128256 at k = 50, 9.98 -> 9.35 us; one row 8.15 -> 7.87).
-  const long long row = blockIdx.x / ClusterBlocks;
+  // kernel spilled.
+  const long long row = blockIdx.x / Cluster;
   if (row < params.rows) top_k_of_row(row);
   start.wait();  // where the row did not take this block as far as its first remote write
 }

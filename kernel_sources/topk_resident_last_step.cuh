@@ -18,7 +18,7 @@ namespace kjit {
 /// with one atomic on block 0's counter: no block barrier and no block-wide prefix, since block
 /// 0 places every candidate of the row and needs no block's own range. Returns 0 (the block's
 /// range is not used), and 0 in `at`.
-template <int Pack, int Threads, int Packs, int ClusterBlocks, typename Kept>
+template <int Pack, int Threads, int Packs, int Cluster, typename Kept>
 __device__ __forceinline__ int stage_warp_to_block0(const ResidentSlice<Pack, Threads, Packs>& s,
                                                     Kept kept, int mine, int through_me,
                                                     TopkKey* candidates, ResidentState& state,
@@ -29,7 +29,7 @@ __device__ __forceinline__ int stage_warp_to_block0(const ResidentSlice<Pack, Th
   if (warp_total == 0) return 0;
   unsigned base = 0;
   if (lane == 0) {
-    if constexpr (ClusterBlocks == 1) base = atomicAdd(&state.gathered, warp_total);
+    if constexpr (Cluster == 1) base = atomicAdd(&state.gathered, warp_total);
     else base = atomic_add_cluster_u32(cluster_address(&state.gathered, 0), warp_total);
   }
   int slot = static_cast<int>(__shfl_sync(0xffffffffu, base, 0)) + through_me - mine;
@@ -39,14 +39,14 @@ __device__ __forceinline__ int stage_warp_to_block0(const ResidentSlice<Pack, Th
 #pragma unroll
     for (int i = 0; i < Pack; ++i) {
       if (!kept(u, i)) continue;
-      store_everywhere<ClusterBlocks>(candidates, slot, s.key(u, i), 0, ClusterBlocks);
+      store_everywhere<Cluster>(candidates, slot, s.key(u, i), 0, Cluster);
       ++slot;
     }
   return 0;
 }
 
 /// stage_candidates for the keys that `kept(u, i)` selects.
-template <int Pack, int Threads, int Packs, int ClusterBlocks, typename Kept>
+template <int Pack, int Threads, int Packs, int Cluster, typename Kept>
 __device__ __forceinline__ int stage_kept(const ResidentSlice<Pack, Threads, Packs>& s, Kept kept,
                                           TopkKey* staged, TopkKey* candidates,
                                           ResidentState& state, int& at, bool to_block0) {
@@ -63,7 +63,7 @@ __device__ __forceinline__ int stage_kept(const ResidentSlice<Pack, Threads, Pac
     if (lane >= static_cast<unsigned>(offset)) through_me += below;
   }
   if (to_block0 && staged == nullptr)
-    return stage_warp_to_block0<Pack, Threads, Packs, ClusterBlocks>(s, kept, mine, through_me,
+    return stage_warp_to_block0<Pack, Threads, Packs, Cluster>(s, kept, mine, through_me,
                                                                      candidates, state, at);
   if (lane == 31) state.warp_count[warp] = through_me;
   __syncthreads();
@@ -81,7 +81,7 @@ __device__ __forceinline__ int stage_kept(const ResidentSlice<Pack, Threads, Pac
     if (lane == 31) {
       unsigned base = 0;
       if (before > 0) {
-        if constexpr (ClusterBlocks == 1) base = atomicAdd(&state.gathered, before);
+        if constexpr (Cluster == 1) base = atomicAdd(&state.gathered, before);
         else base = atomic_add_cluster_u32(cluster_address(&state.gathered, 0), before);
       }
       state.staged_at = static_cast<int>(base);
@@ -99,8 +99,8 @@ __device__ __forceinline__ int stage_kept(const ResidentSlice<Pack, Threads, Pac
       for (int i = 0; i < Pack; ++i) {
         if (!kept(u, i)) continue;
         if (staged != nullptr) staged[slot] = s.key(u, i);
-        else store_everywhere<ClusterBlocks>(candidates, at + slot, s.key(u, i), 0,
-                                             to_block0 ? ClusterBlocks : 1);
+        else store_everywhere<Cluster>(candidates, at + slot, s.key(u, i), 0,
+                                             to_block0 ? Cluster : 1);
         ++slot;
       }
   }
@@ -113,27 +113,24 @@ __device__ __forceinline__ int stage_kept(const ResidentSlice<Pack, Threads, Pac
 /// particular order, into `staged` or, when that is null, straight to their places in the
 /// `candidates` of every block. Returns the count, and the first reserved place in `at`. Keys
 /// for block 0 alone (`to_block0`) go a warp at a time (stage_warp_to_block0): two block
-/// barriers and a round trip fewer, ~0.25 us of one row's ~10 on the H100.
-template <int Pack, int Threads, int Packs, int ClusterBlocks>
+/// barriers and a round trip fewer.
+template <int Pack, int Threads, int Packs, int Cluster>
 __device__ __forceinline__ int stage_candidates(const ResidentSlice<Pack, Threads, Packs>& s,
                                                 TopkKey threshold, TopkKey* staged,
                                                 TopkKey* candidates, ResidentState& state,
                                                 int& at, bool to_block0) {
   // A threshold cut at a bin edge (the usual case: its column half is 0) is a compare of the
   // value bits alone, where building every value's key made this step instruction-bound. The
-  // test is chosen once for the step: chosen value by value, its branches made the count of
-  // kept values take ~0.6 us at 16 values a thread, and a warp whose lane held a candidate
-  // wait ~0.7 us more for that lane's copies (H100, eight rows of 128256 at k = 50, traced);
-  // chosen once, those rows took 10.19 -> 9.97 us and one row of 50257 6.55 -> 6.36 (kernel
-  // alone, inputs not in L2), though the eight-row kernel spills ~90 bytes with both copies.
+  // test is chosen once for the step: chosen value by value, its branches slowed the count of
+  // kept values and the warps whose lanes held candidates (docs/experiments/top-k-resident.md).
   if (static_cast<unsigned>(threshold) == 0u) {  // the same in every thread
     const unsigned threshold_bits = static_cast<unsigned>(threshold >> 32);
     const unsigned value_floor = threshold_bits > 0u ? threshold_bits : 1u;  // bits 0: no value
-    return stage_kept<Pack, Threads, Packs, ClusterBlocks>(
+    return stage_kept<Pack, Threads, Packs, Cluster>(
         s, [&](int u, int i) { return s.ordered[u][i] >= value_floor; }, staged, candidates,
         state, at, to_block0);
   }
-  return stage_kept<Pack, Threads, Packs, ClusterBlocks>(
+  return stage_kept<Pack, Threads, Packs, Cluster>(
       s,
       [&](int u, int i) {
         const TopkKey key = s.key(u, i);
@@ -146,10 +143,8 @@ __device__ __forceinline__ int stage_candidates(const ResidentSlice<Pack, Thread
 /// threshold): a key's place is the number of keys above it, and the key is written there if
 /// that is below k_row. A warp takes 32 keys, one a lane, and passes every key of the list
 /// through its lanes by shuffles, 32 at a time, so only the warps that hold keys work and no
-/// block barrier follows. Spread over the whole block (a group of lanes a key, a barrier, then
-/// the writes), the same step took ~1 us of one row's ~10 on the H100 (128256 columns at
-/// k = 50 over 16 blocks); one thread a key reading the list from shared memory, ~0.9 us; this
-/// way, ~0.7 us.
+/// block barrier follows: quicker than the whole block (a group of lanes a key, a barrier, then
+/// the writes) or one thread a key reading the list from shared memory.
 template <typename Idx, int Threads>
 __device__ __forceinline__ void place_and_write_few(const TopkParams& p, long long row, int k_row,
                                                     const TopkKey* keys, int n,
@@ -174,7 +169,7 @@ __device__ __forceinline__ void place_and_write_few(const TopkParams& p, long lo
 /// mass: summed here when `all_placed` (the places cover every candidate of the row; the same
 /// in every block), or else summed over the cluster (one more cluster barrier) in block order,
 /// so that it does not depend on timing.
-template <typename Idx, int Threads, int ClusterBlocks>
+template <typename Idx, int Threads, int Cluster>
 __device__ void write_own_winners(const TopkParams& p, long long row, int k_row,
                                   const TopkKey* keys, const int* places, int first, int placed,
                                   bool all_placed, int at, int m, unsigned rank,
@@ -187,11 +182,11 @@ __device__ void write_own_winners(const TopkParams& p, long long row, int k_row,
       if (places[j - first] < k_row) mass += fast_exp2((key_value(keys[j]) - row_max) * c);
     norm = block_all_reduce<Threads>(mass, SumOp());
     if (!all_placed) {
-      publish_mass<ClusterBlocks>(state.lists, rank, norm);
-      row_barrier<ClusterBlocks>();
+      publish_mass<Cluster>(state.lists, rank, norm);
+      row_barrier<Cluster>();
       norm = 0.0f;
 #pragma unroll
-      for (int r = 0; r < ClusterBlocks; ++r) norm += state.lists.mass[r];
+      for (int r = 0; r < Cluster; ++r) norm += state.lists.mass[r];
     }
   }
   for (int j = at + static_cast<int>(threadIdx.x); j < at + m; j += Threads)

@@ -35,9 +35,8 @@ __device__ __forceinline__ void count_digits(const ResidentSlice<Pack, Threads, 
         digit = static_cast<unsigned>(key >> shift) & 255u;
       }
       // Few keys count (those at or above the floor, then those in the chosen bin): one atomic
-      // each. A warp-wide vote per value to add equal digits at once cost more than it saved
-      // (H100: one row of 128256 at k = 50, 13.8 -> 16.0 us; at k = 1024, 25 -> 31); a row of
-      // equal values, every key in one bin, pays for it instead.
+      // each. A warp-wide vote per value to add equal digits at once cost more than it saved; a
+      // row of equal values, every key in one bin, pays for it instead.
       if (counts) atomicAdd(&histogram[digit], 1u);
     }
 }
@@ -64,12 +63,12 @@ __device__ __forceinline__ void count_window(const ResidentSlice<Pack, Threads, 
 /// The row's window of the first round: the top 8-bit bin M of its largest key, and whether
 /// the window's totals are exact (every block's largest key within two bins of M, M >= 1).
 /// From the summaries every block sent; call with the whole warp.
-template <int ClusterBlocks>
+template <int Cluster>
 __device__ __forceinline__ bool row_window(const ResidentState& state, unsigned& top) {
   const unsigned lane = threadIdx.x % 32;
-  const unsigned mine = lane < ClusterBlocks ? state.blocks[lane].top >> 24 : 0u;
+  const unsigned mine = lane < Cluster ? state.blocks[lane].top >> 24 : 0u;
   top = __reduce_max_sync(0xffffffffu, mine);
-  const unsigned lowest = __reduce_min_sync(0xffffffffu, lane < ClusterBlocks ? mine : 255u);
+  const unsigned lowest = __reduce_min_sync(0xffffffffu, lane < Cluster ? mine : 255u);
   return top >= 1 && top - lowest <= 2;
 }
 
@@ -77,7 +76,7 @@ __device__ __forceinline__ bool row_window(const ResidentState& state, unsigned&
 /// with keys, and of those only the ones that `publishes(bin)`) and zeroes them for the next
 /// count. `totals` is the array's own start, so that the remote addresses are mapped from a
 /// fixed one (see cluster_element). Call after a barrier that follows the count.
-template <int Threads, int ClusterBlocks, int Bins = 256, typename Publishes>
+template <int Threads, int Cluster, int Bins = 256, typename Publishes>
 __device__ __forceinline__ void publish_counts(unsigned* counts, unsigned* totals, int first,
                                                Publishes publishes) {
   for (int b = threadIdx.x; b < Bins; b += Threads) {
@@ -85,11 +84,11 @@ __device__ __forceinline__ void publish_counts(unsigned* counts, unsigned* total
     if (count == 0) continue;
     counts[b] = 0;
     if (!publishes(b)) continue;
-    if constexpr (ClusterBlocks == 1) {
+    if constexpr (Cluster == 1) {
       totals[first + b] = count;
     } else {
 #pragma unroll
-      for (int r = 0; r < ClusterBlocks; ++r)
+      for (int r = 0; r < Cluster; ++r)
         reduce_add_cluster_u32(cluster_element(totals, static_cast<unsigned>(r), first + b), count);
     }
   }
@@ -167,12 +166,12 @@ __device__ __forceinline__ unsigned window_bin_bits(int b, unsigned block_top) {
 
 /// The first round's choice from the window's totals (one warp): `found` is false where the
 /// window cannot be read exactly or does not hold the need-th key.
-template <int ClusterBlocks>
+template <int Cluster>
 __device__ __forceinline__ DigitChoice choose_in_window(const ResidentState& state, int need,
                                                         int limit) {
   DigitChoice choice{0, 0, 0, false, false};
   unsigned top = 0;
-  if (!row_window<ClusterBlocks>(state, top)) return choice;
+  if (!row_window<Cluster>(state, top)) return choice;
   // The window's two 8-bit bins, the top one first: 256 bins a step keeps registers low.
   int above = 0;
   for (unsigned bin = top; bin + 1 >= top; --bin) {
@@ -191,16 +190,16 @@ __device__ __forceinline__ DigitChoice choose_in_window(const ResidentState& sta
 /// readers wait; else (16 blocks, or a block alone) stores and adds, and a cluster (block)
 /// barrier. Call with the whole block after the block barrier that follows the count; `phase`
 /// is the inbox's, flipped here.
-template <int Threads, int ClusterBlocks>
+template <int Threads, int Cluster>
 __device__ __forceinline__ void exchange_window(TemperedStats stats, unsigned block_top,
                                                 unsigned floor_bits, unsigned rank,
                                                 ResidentState& state, unsigned& phase) {
   const auto publishes = [&](int b) { return window_bin_bits(b, block_top) >= floor_bits; };
-  send_block_summary<ClusterBlocks>(stats, block_top, rank, state);
-  if constexpr (!exchanges_through_inbox<ClusterBlocks>()) {
-    publish_counts<Threads, ClusterBlocks, kWindowBins>(state.window_counts, state.window_totals,
+  send_block_summary<Cluster>(stats, block_top, rank, state);
+  if constexpr (!exchanges_through_inbox<Cluster>()) {
+    publish_counts<Threads, Cluster, kWindowBins>(state.window_counts, state.window_totals,
                                                         0, publishes);
-    row_barrier<ClusterBlocks>();
+    row_barrier<Cluster>();
   } else {
     int published = 0;
     for (int first = 0; first < kWindowBins; first += Threads) {  // the same in every thread
@@ -208,7 +207,7 @@ __device__ __forceinline__ void exchange_window(TemperedStats stats, unsigned bl
       published += __syncthreads_count(b < kWindowBins && state.window_counts[b] != 0 &&
                                         publishes(b));
     }
-    if (threadIdx.x < ClusterBlocks)
+    if (threadIdx.x < Cluster)
       announce_bytes(state.window_inbox, threadIdx.x,
                      sizeof(BlockSummary) + sizeof(unsigned) * static_cast<unsigned>(published));
     for (int b = threadIdx.x; b < kWindowBins; b += Threads) {
@@ -217,7 +216,7 @@ __device__ __forceinline__ void exchange_window(TemperedStats stats, unsigned bl
       state.window_counts[b] = 0;
       if (!publishes(b)) continue;
 #pragma unroll
-      for (int r = 0; r < ClusterBlocks; ++r)
+      for (int r = 0; r < Cluster; ++r)
         send_add_u32(state.window_totals, b, static_cast<unsigned>(r), count, state.window_inbox);
     }
     if (threadIdx.x < 64) state.window_inbox.wait(phase);
@@ -244,7 +243,7 @@ __device__ __forceinline__ void exchange_window(TemperedStats stats, unsigned bl
 /// may send the next row's.
 /// Call after count_window (`block_top` is the block's, from block_top_bits), push_warp_stats
 /// and a block barrier, once every block of the cluster has started.
-template <int Pack, int Threads, int Packs, int ClusterBlocks>
+template <int Pack, int Threads, int Packs, int Cluster>
 __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs>& slice,
                                         int need, int limit, float c, unsigned block_top,
                                         unsigned rank, ResidentState& state, int& parity,
@@ -258,14 +257,14 @@ __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs
     if (threadIdx.x == 32) state.own_stats = own;
   }
   __syncthreads();
-  exchange_window<Threads, ClusterBlocks>(state.own_stats, block_top, state.floor_bits, rank,
+  exchange_window<Threads, Cluster>(state.own_stats, block_top, state.floor_bits, rank,
                                           state, inbox_phase);
   // One warp chooses while another merges the statistics: every warp choosing for itself kept
   // the SM's issue slots busy for longer than a block barrier takes.
   const unsigned warp = threadIdx.x / 32;
-  if (warp == 1) read_row_stats<ClusterBlocks>(c, state);
+  if (warp == 1) read_row_stats<Cluster>(c, state);
   if (warp == 0) {
-    const DigitChoice choice = choose_in_window<ClusterBlocks>(state, need, limit);
+    const DigitChoice choice = choose_in_window<Cluster>(state, need, limit);
     if (threadIdx.x == 0) state.window_choice = choice;
   }
   __syncthreads();
@@ -284,9 +283,9 @@ __device__ TopkKey cluster_radix_select(const ResidentSlice<Pack, Threads, Packs
     count_digits(slice, shift, prefix, floor, state.counts);
     __syncthreads();
     for (int b = threadIdx.x; b < 256; b += Threads) state.totals[parity ^ 1][b] = 0;
-    publish_counts<Threads, ClusterBlocks>(state.counts, &state.totals[0][0], parity * 256,
+    publish_counts<Threads, Cluster>(state.counts, &state.totals[0][0], parity * 256,
                                            [](int) { return true; });
-    row_barrier<ClusterBlocks>();
+    row_barrier<Cluster>();
     const DigitChoice choice =
         choose_digit_in_warp<true>(state.totals[parity], prefix, above, need, limit);
     parity ^= 1;

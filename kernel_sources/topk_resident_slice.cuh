@@ -48,14 +48,11 @@ struct alignas(16) BlockSummary {
 /// Whether a cluster of this many blocks exchanges its first round's counts and its summaries
 /// through inboxes (exchange_window) rather than stores and a cluster barrier. Every add sent
 /// to an inbox completes its bytes on the receiver's one mbarrier: with 16 blocks, each
-/// receiving every block's adds, that cost as much as the barrier saved (H100, kernel alone:
-/// one row of 128256 at k = 50, 8.94 -> 9.01 us; of 151936, 10.14 -> 9.94; bf16 of 128256,
-/// 9.01 -> 9.19), where fewer blocks gained (one row of 50257 over 13 blocks, 7.55 -> 7.36 at
-/// k = 50 and 11.35 -> 11.00 at k = 1024; 8 rows of 128256 over 8, 10.83 -> 10.63 at k = 50
-/// and 15.02 -> 14.52 at k = 1024; 64 rows of 32000 over 2 at k = 1024, 15.80 -> 15.18).
-template <int ClusterBlocks>
+/// receiving every block's adds, that cost as much as the barrier saved, where fewer blocks
+/// gained (docs/experiments/top-k-resident.md).
+template <int Cluster>
 __device__ __forceinline__ constexpr bool exchanges_through_inbox() {
-  return ClusterBlocks > 1 && ClusterBlocks < 16;
+  return Cluster > 1 && Cluster < 16;
 }
 
 /// What one block keeps in static shared memory.
@@ -157,16 +154,16 @@ __device__ __forceinline__ TemperedStats merge_warp_stats(float c, const Residen
 }
 
 /// Sends this block's statistics and largest bits to every block of the cluster (threads below
-/// ClusterBlocks, in warp 0, which holds the statistics: one block each), completing on its
+/// Cluster, in warp 0, which holds the statistics: one block each), completing on its
 /// window inbox where the cluster exchanges through inboxes; a block alone keeps them.
-template <int ClusterBlocks>
+template <int Cluster>
 __device__ __forceinline__ void send_block_summary(TemperedStats stats, unsigned top,
                                                    unsigned rank, ResidentState& state) {
-  if (threadIdx.x >= ClusterBlocks) return;
+  if (threadIdx.x >= Cluster) return;
   const uint4 summary{__float_as_uint(stats.max), __float_as_uint(stats.sum), top, 0u};
-  if constexpr (ClusterBlocks == 1) {
+  if constexpr (Cluster == 1) {
     state.blocks[0] = {stats.max, stats.sum, top, 0u};
-  } else if constexpr (exchanges_through_inbox<ClusterBlocks>()) {
+  } else if constexpr (exchanges_through_inbox<Cluster>()) {
     send_16_bytes(state.blocks, static_cast<int>(rank), threadIdx.x, summary, state.window_inbox);
   } else {
     store_cluster_v4(cluster_element(state.blocks, threadIdx.x, static_cast<int>(rank)), summary);
@@ -175,14 +172,14 @@ __device__ __forceinline__ void send_block_summary(TemperedStats stats, unsigned
 
 /// Merges the blocks' statistics into state.row_max, state.row_sum and state.row_top (one warp;
 /// seen by the block after its next barrier). Call once every block's summary has landed.
-template <int ClusterBlocks>
+template <int Cluster>
 __device__ __forceinline__ void read_row_stats(float c, ResidentState& state) {
   const unsigned lane = threadIdx.x % 32;
   TemperedStats s = TemperedStats::empty();
-  if (lane < ClusterBlocks) s = {state.blocks[lane].max, state.blocks[lane].sum};
-  if constexpr (ClusterBlocks > 1) s = warp_merge_tempered(s, c);
+  if (lane < Cluster) s = {state.blocks[lane].max, state.blocks[lane].sum};
+  if constexpr (Cluster > 1) s = warp_merge_tempered(s, c);
   const unsigned top =
-      __reduce_max_sync(0xffffffffu, lane < ClusterBlocks ? state.blocks[lane].top : 0u);
+      __reduce_max_sync(0xffffffffu, lane < Cluster ? state.blocks[lane].top : 0u);
   if (lane == 0) {
     state.row_max = s.max;
     state.row_sum = s.sum;

@@ -22,13 +22,13 @@ KJIT_HOST_DEVICE constexpr bool topk_threads_fit(int threads) {
   return threads % 32 == 0 && threads >= 64 && threads <= 1024;
 }
 
-template <typename In, int KBucket, int Pack, int Threads, int ClusterBlocks>
+template <typename In, int KBucket, int Pack, int Threads, int Cluster>
 KJIT_HOST_DEVICE constexpr void check_topk_shape() {
   static_assert(topk_threads_fit(Threads), "top-K kernel: whole warps, 64 to 1024 threads");
   static_assert(KBucket >= kTopkMinBucket && (KBucket & (KBucket - 1)) == 0,
                 "top-K kernel: KBucket is a power of two >= 32");
   static_assert(Pack * sizeof(In) <= kMaxPackBytes, "top-K kernel: a pack is at most 16 bytes");
-  static_assert(ClusterBlocks >= 1 && ClusterBlocks <= kMaxClusterBlocks, "top-K kernel: 1..16 blocks per row");
+  static_assert(Cluster >= 1 && Cluster <= kMaxClusterBlocks, "top-K kernel: 1..16 blocks per row");
 }
 
 /// Keys a block's cut list holds: the candidates past its threshold, twice the k bucket.

@@ -42,9 +42,9 @@ template <typename In, typename Tiles, int Pack, int Unroll>
 __device__ __forceinline__ void load_tile(const In* row, const Tiles& s, int offset,
                                           float (&tile)[Unroll][Pack]) {
   // load_packs' rule (pack.cuh), written out: through load_packs the compiler treated the fp32
-  // tile's bounds differently (other instructions in the PTX), and fp32 is to stay as measured.
-  // Runs start further on as u grows, so a 16-bit tile whose last run ends inside the slice is
-  // checked once (bf16 128256 x 256 rows, K=50: 46.9 -> 43.0 us); fp32 tiles pack by pack.
+  // tile's bounds differently (other instructions in the PTX), and the fp32 tile is to stay as
+  // it is. Runs start further on as u grows, so a 16-bit tile whose last run ends inside the
+  // slice is checked once (docs/experiments/memory-access.md); fp32 tiles pack by pack.
   if (sizeof(In) == 2 && s.col(offset, Unroll - 1, 0) + Pack <= s.end) {
 #pragma unroll
     for (int u = 0; u < Unroll; ++u) {

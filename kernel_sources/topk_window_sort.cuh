@@ -14,21 +14,18 @@ namespace kjit {
 
 /// The most keys one bin may hold for window_sort_descending: placing within a bin compares
 /// every pair of its keys, so a block of n keys makes at most n times this many compares. The
-/// winners of a row of 128256 logits fill their lowest bins with about 50 keys each (H100: at a
-/// limit of 64, one row in three or so fell back to another sort, which took 111 us for 64
-/// rows at k = 1024 where sorting by bins took 52).
+/// winners of a row of 128256 logits fill their lowest bins with about 50 keys each, and at a
+/// limit of 64 rows often fell back to the slower sort.
 constexpr int kMostKeysInWindowBin = 256;
 
 /// Warp 0 turns the counts of the window's first `bins` bins into each bin's first place, bins
 /// from the largest key's down (window index top - bits ascending), and records the fullest
 /// bin's count. 512 bins a step, sixteen consecutive ones a lane in four 16-byte loads, and one
 /// scan of the lanes' totals: a row's winners fill a few hundred bins of the 1024, one step
-/// (kMostFineBins), where 32 bins a step (one a lane, a scan each) made a chain of several
-/// scans, and 256 a step two (one row of 32000 at k = 1024, H100, kernel alone, inputs not in
-/// L2: 9.13 -> 8.92 us). Steps past the last filled bin are skipped. The loads and the scan are
-/// load_lane_span's wide ones at twice its eight bins a lane; written through load_lane_span
-/// (whose suffix sums give the prefix as the step's total less a lane's), the grid's k = 1024
-/// cells ran ~0.15 us slower on the H100.
+/// (kMostFineBins), where narrower steps made a chain of scans. Steps past the last filled bin
+/// are skipped. The loads and the scan are load_lane_span's wide ones at twice its eight bins
+/// a lane; written through load_lane_span (whose suffix sums give the prefix as the step's
+/// total less a lane's), the k = 1024 cells ran slower.
 __device__ __forceinline__ void window_places(SelectScratch& s, int bins) {
   constexpr int kLaneBins = 16;
   const unsigned lane = threadIdx.x % 32;
@@ -69,10 +66,8 @@ __device__ __forceinline__ void window_places(SelectScratch& s, int bins) {
 /// The most bins that window_sort_descending spreads keys over when it knows both ends of their
 /// range, bins below the top 16 bits included: ~1,000 keys of a row of 50257 at k = 1024 span
 /// ~136 bins of 16 bits, up to ~40 keys a bin; over 272 bins of 17 bits, the count of each key's
-/// place within its bin halves, and that sort took 0.35 us less in block 0 on the H100 (one row
-/// at k = 1024, 10.2 -> 9.85 us, kernel alone, inputs not in L2). Windows of 1024 bins (18 bits
-/// there) were no faster, measured when one warp scanned the places 256 bins at a time; now
-/// window_places takes a window of 512 in one step.
+/// place within its bin halves. Windows of 1024 bins were no faster than 512
+/// (docs/experiments/top-k-resident.md).
 constexpr unsigned kMostFineBins = 512;
 
 /// Which bits of a key window_sort_descending bins by: the top 16 of its value and
@@ -143,9 +138,8 @@ __device__ __forceinline__ KeyWindow<ColBits> key_window(unsigned top, unsigned 
 }
 
 /// Readies `s` for a window_sort_descending told its keys' window, so that a caller who knows
-/// it saves the sort a block-wide max and its barrier (~0.5 us of one row's sort of ~1,000 keys
-/// in block 0 on the H100). Call with the whole block before a barrier that comes before the
-/// sort.
+/// it saves the sort a block-wide max and its barrier. Call with the whole block before a barrier
+/// that comes before the sort.
 template <int Threads>
 __device__ __forceinline__ void prepare_window_sort(SelectScratch& s) {
   for (int b = threadIdx.x; b < kKeyWindowBins; b += Threads) s.window[b] = 0;
@@ -220,8 +214,7 @@ __device__ bool window_sort_descending(TopkKey* keys, int n, int wanted, TopkKey
     }
     const int end = static_cast<int>(s.window[bin]);
     int above = 0;
-    // Four loads in flight at a time (one row of 50257 at k = 1024, H100, kernel alone, inputs
-    // not in L2: 9.83 -> 9.63 us; eight at a time, 9.65).
+    // Four loads in flight at a time (eight were no faster).
 #pragma unroll 4
     for (int j = first; j < end; ++j) above += spare[j] > key ? 1 : 0;
     keys[first + above] = key;

@@ -7,7 +7,7 @@ namespace kjit {
 
 /// One kernel source file embedded into the library at build time.
 struct EmbeddedSource {
-  std::string_view name;  ///< file name, e.g. "row_regs.cuh"; also its #include name under NVRTC
+  std::string_view name;  ///< file name, e.g. "warp.cuh"; also its #include name under NVRTC
   std::string_view text;
 };
 

@@ -8,8 +8,8 @@ namespace kjit {
 
 /// The kernel source file a kernel lives in and the instantiation to name.
 struct KernelSpec {
-  std::string header;           ///< e.g. "row_regs.cuh"
-  std::string name_expression;  ///< e.g. "kjit::row_regs<0, kjit::Io<float, float>, 1024, 4, 32, 128>"
+  std::string header;           ///< e.g. "warp.cuh"
+  std::string name_expression;  ///< e.g. "kjit::warp<0, kjit::Io<float, float>, 1024, 4, 128, 32>"
 };
 
 }  // namespace kjit

@@ -134,7 +134,8 @@ TEST_CASE("precompile fills the cache named by --cache-dir; a second run compile
   REQUIRE(first.code == 0);
   CHECK(summary_count(first.output, "compiled") == 2 * kKernelsPerArch);
   CHECK(summary_count(first.output, "already cached") == 0);
-  CHECK(contains(first.output, "compiled kjit::row_regs<"));
+  CHECK(contains(first.output, "compiled kjit::warp<"));
+  CHECK(contains(first.output, "compiled kjit::block_regs<"));
   CHECK(contains(first.output, "[16/16] "));
   CHECK(entry_files(cache).size() == 2 * kKernelsPerArch);
   CHECK_FALSE(fs::exists(elsewhere));
@@ -144,7 +145,7 @@ TEST_CASE("precompile fills the cache named by --cache-dir; a second run compile
   CHECK(contains(listed.output, "16 entries"));
   CHECK(contains(listed.output, "sm_80"));
   CHECK(contains(listed.output, "sm_90"));
-  CHECK(contains(listed.output, "kjit::row_regs<1, kjit::Io<kjit::bf16, kjit::bf16>, 4096"));
+  CHECK(contains(listed.output, "kjit::block_regs<1, kjit::Io<kjit::bf16, kjit::bf16>, 4096"));
 
   const Result second = precompile(cache, spec);
   INFO(second.output);

@@ -207,7 +207,7 @@ TEST_CASE("invalid configs are refused before and during compilation") {
   CHECK_FALSE(why_not_rowwise(wide, h100, too_wide).empty());
   try {
     compile_kernel(rowwise_kernel_spec(wide, too_wide), 90);
-    FAIL("row_regs compiled with 8192 values per thread");
+    FAIL("warp compiled with 8192 values per thread");
   } catch (const Error& error) {
     const std::string message = std::string(error.what()).substr(0, 1500);
     CAPTURE(message);
@@ -220,7 +220,7 @@ TEST_CASE("invalid configs are refused before and during compilation") {
   REQUIRE(why_not_rowwise(p, h100, cluster).empty());
   try {
     compile_kernel(rowwise_kernel_spec(p, cluster), 80);
-    FAIL("cluster_regs compiled for sm_80");
+    FAIL("cluster compiled for sm_80");
   } catch (const Error& error) {
     CHECK(error.status() == Status::kErrorCompile);
   }

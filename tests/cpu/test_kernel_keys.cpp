@@ -14,6 +14,7 @@
 #include "runtime/compiler/kernel_key.h"
 #include "runtime/compiler/nvrtc.h"
 #include "runtime/ops/rowwise/rowwise_kernels.h"
+#include "runtime/ops/topk/topk_kernels.h"
 
 using namespace kjit;
 
@@ -37,29 +38,70 @@ bool file_name_safe(const std::string& text) {
 }  // namespace
 
 TEST_CASE("a spec is a mechanical join of the config") {
+  // The kernel and its header are named after the algorithm; the template arguments follow
+  // (op, io types, cols) and the config keys in their order: pack, threads, group, cluster, staged.
   const KernelSpec spec = warp_spec(1024);
-  CHECK(spec.header == "row_regs.cuh");
-  CHECK(spec.name_expression == "kjit::row_regs<0, kjit::Io<float, float>, 1024, 4, 32, 128>");
+  CHECK(spec.header == "warp.cuh");
+  CHECK(spec.name_expression == "kjit::warp<0, kjit::Io<float, float>, 1024, 4, 128, 32>");
+
+  const KernelSpec regs = rowwise_kernel_spec(f32_problem(4096), {Algorithm::kBlockRegs, 4, 512, 512, 1});
+  CHECK(regs.header == "block_regs.cuh");
+  CHECK(regs.name_expression == "kjit::block_regs<0, kjit::Io<float, float>, 4096, 4, 512>");
 
   const RowwiseProblem half{RowOp::kLogSoftmax, DType::kF16, DType::kBF16, 8, 4097, 8};
   const KernelSpec smem = rowwise_kernel_spec(half, {Algorithm::kBlockSmem, 8, 512, 512, 1});
   CHECK(smem.header == "block_smem.cuh");
-  CHECK(smem.name_expression == "kjit::block_smem<1, kjit::Io<kjit::f16, kjit::bf16>, 4097, 8, 512, 1>");
+  CHECK(smem.name_expression == "kjit::block_smem<1, kjit::Io<kjit::f16, kjit::bf16>, 4097, 8, 512>");
   const KernelSpec cluster_smem = rowwise_kernel_spec(half, {Algorithm::kClusterSmem, 8, 512, 512, 4});
-  CHECK(cluster_smem.header == "block_smem.cuh");
+  CHECK(cluster_smem.header == "cluster_smem.cuh");
   CHECK(cluster_smem.name_expression ==
-        "kjit::block_smem<1, kjit::Io<kjit::f16, kjit::bf16>, 4097, 8, 512, 4>");
+        "kjit::cluster_smem<1, kjit::Io<kjit::f16, kjit::bf16>, 4097, 8, 512, 4>");
 
   const KernelSpec cluster =
       rowwise_kernel_spec(f32_problem(50257, RowOp::kReduceScale), {Algorithm::kCluster, 4, 512, 512, 4});
-  CHECK(cluster.header == "cluster_regs.cuh");
-  CHECK(cluster.name_expression == "kjit::cluster_regs<2, kjit::Io<float, float>, 50257, 4, 512, 4>");
+  CHECK(cluster.header == "cluster.cuh");
+  CHECK(cluster.name_expression == "kjit::cluster<2, kjit::Io<float, float>, 50257, 4, 512, 4>");
+
+  const KernelSpec online =
+      rowwise_kernel_spec(f32_problem(262144), {Algorithm::kBlockOnline, 4, 512, 512, 2});
+  CHECK(online.header == "block_online.cuh");
+  CHECK(online.name_expression == "kjit::block_online<0, kjit::Io<float, float>, 262144, 4, 512, 2>");
+
+  const KernelSpec stream = rowwise_kernel_spec(f32_problem(4096), {Algorithm::kStream, 4, 256, 32, 1});
+  CHECK(stream.header == "stream.cuh");
+  CHECK(stream.name_expression == "kjit::stream<0, kjit::Io<float, float>, 4096, 4, 256, 32, 1>");
+
+  const KernelSpec ring = rowwise_kernel_spec(f32_problem(262144), {Algorithm::kRing, 4, 512, 256, 16});
+  CHECK(ring.header == "ring.cuh");
+  CHECK(ring.name_expression == "kjit::ring<0, kjit::Io<float, float>, 262144, 512, 256, 16>");
+
+  KernelConfig split{Algorithm::kBlockSplit, 4, 512, 512, 1};
+  split.staged = 6;
+  const KernelSpec staged = rowwise_kernel_spec(f32_problem(32000), split);
+  CHECK(staged.header == "block_split.cuh");
+  CHECK(staged.name_expression == "kjit::block_split<0, kjit::Io<float, float>, 32000, 4, 512, 6>");
 
   // Every header a spec names is one of the embedded sources.
   std::set<std::string> embedded;
   for (auto it = embedded_sources_begin(); it != embedded_sources_end(); ++it)
     embedded.insert(std::string(it->name));
-  for (const auto& s : {spec, smem, cluster_smem, cluster}) CHECK(embedded.count(s.header) == 1);
+  for (const auto& s : {spec, regs, smem, cluster_smem, cluster, online, stream, ring, staged})
+    CHECK(embedded.count(s.header) == 1);
+}
+
+TEST_CASE("a top-K spec names its algorithm's kernel, the config keys in their order") {
+  const TopkProblem p{DType::kBF16, DType::kI32, 8, 128256, 50, 8};
+  const KernelSpec stream = topk_kernel_spec(p, {8, 512, 4, 8, TopkAlgorithm::kStream});
+  CHECK(stream.header == "topk_stream.cuh");
+  CHECK(stream.name_expression == "kjit::topk_stream<kjit::bf16, int, 128256, 64, 8, 512, 4, 8>");
+  const KernelSpec resident = topk_kernel_spec(p, {8, 1024, 2, 8, TopkAlgorithm::kResident});
+  CHECK(resident.header == "topk_resident.cuh");
+  CHECK(resident.name_expression == "kjit::topk_resident<kjit::bf16, int, 128256, 64, 8, 1024, 2, 8>");
+  std::set<std::string> embedded;
+  for (auto it = embedded_sources_begin(); it != embedded_sources_end(); ++it)
+    embedded.insert(std::string(it->name));
+  CHECK(embedded.count(stream.header) == 1);
+  CHECK(embedded.count(resident.header) == 1);
 }
 
 TEST_CASE("a spec needs a concrete algorithm") {

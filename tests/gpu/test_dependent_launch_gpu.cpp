@@ -5,11 +5,11 @@
 //   1. softmax (or log_softmax) reads x and writes y;
 //   2. the dependent reads y (read after write) and writes its output over x (write after read).
 // Afterwards y must be the reference of the generated x, and the dependent's output the
-// reference of y as read back. The ring, 16-bit row_regs and cluster_regs over wide slices ask
-// L2 for their first rows before they wait (l2_prefetch.cuh): had that fetched a line the first
-// kernel was still to write, the dependent would read it stale and show the same way. Every
-// algorithm that can run a shape is the dependent once, and
-// the chain is replayed from a CUDA graph too (captured launches keep the dependency as an edge).
+// reference of y as read back. The ring, 16-bit warp and block_regs, and cluster over wide
+// slices ask L2 for their first rows before they wait (l2_prefetch.cuh): had that fetched a
+// line the first kernel was still to write, the dependent would read it stale and show the same
+// way. Every algorithm that can run a shape is the dependent once, and the chain is replayed
+// from a CUDA graph too (captured launches keep the dependency as an edge).
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -58,7 +58,7 @@ std::vector<KernelConfig> dependents() {
   // The cluster kernels' resident grids are persistent (never dependents); one cluster a row is.
   for (Algorithm algorithm : {Algorithm::kCluster, Algorithm::kClusterSmem})
     configs.push_back(KernelConfig{algorithm, 0, 0, 0, 0, ClusterGrid::kPerRow});
-  // Slices of 16384 columns, which cluster_regs asks L2 for before it waits (16-bit: 32 KB).
+  // Slices of 16384 columns, which the cluster kernel asks L2 for before it waits (16-bit: 32 KB).
   configs.push_back(KernelConfig{Algorithm::kCluster, 0, 512, 0, 8, ClusterGrid::kPerRow});
   return configs;
 }

@@ -17,7 +17,7 @@ class Dispatcher;
 /// What the dispatcher chose for one call: the kernel and its resources.
 struct KernelReportBase {
   std::string kernel_key;      ///< digest of the kernel (cubin) key
-  std::string name_expression; ///< e.g. kjit::row_regs<0, kjit::Io<float, float>, 1024, 4, 32, 128>
+  std::string name_expression; ///< e.g. kjit::warp<0, kjit::Io<float, float>, 1024, 4, 128, 32>
   std::string arch;            ///< e.g. sm_90
   int registers = 0;
   int spill_bytes = 0;         ///< spill stores + loads reported by ptxas

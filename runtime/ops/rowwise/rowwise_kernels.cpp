@@ -2,6 +2,8 @@
 #include "runtime/ops/rowwise/rowwise_kernels.h"
 
 #include <algorithm>
+#include <initializer_list>
+#include <string>
 
 #include "kjit/error.hpp"
 
@@ -27,34 +29,21 @@ std::string join_arguments(const RowwiseProblem& problem, std::initializer_list<
 }  // namespace
 
 KernelSpec rowwise_kernel_spec(const RowwiseProblem& p, const KernelConfig& c) {
+  // Each algorithm's kernel is named after it, in a header of its name; its template arguments
+  // follow the config keys' order (pack, threads, group, cluster, staged), those it takes.
+  const auto spec = [&](const std::string& name, std::initializer_list<long long> ints) {
+    return KernelSpec{name + ".cuh", "kjit::" + name + "<" + join_arguments(p, ints) + ">"};
+  };
   switch (c.algorithm) {
-    case Algorithm::kWarp:
-    case Algorithm::kBlockRegs:
-      return {"row_regs.cuh",
-              "kjit::row_regs<" + join_arguments(p, {p.cols, c.pack, c.group, c.threads}) + ">"};
-    case Algorithm::kBlockSmem:
-    case Algorithm::kClusterSmem:
-      return {"block_smem.cuh", "kjit::block_smem<" +
-                                    join_arguments(p, {p.cols, c.pack, c.threads, c.cluster}) +
-                                    ">"};
-    case Algorithm::kBlockOnline:
-      return {"block_online.cuh",
-              "kjit::block_online<" + join_arguments(p, {p.cols, c.pack, c.threads, c.cluster}) +
-                  ">"};
-    case Algorithm::kCluster:
-      return {"cluster_regs.cuh", "kjit::cluster_regs<" +
-                                      join_arguments(p, {p.cols, c.pack, c.threads, c.cluster}) +
-                                      ">"};
-    case Algorithm::kStream:
-      return {"row_stream.cuh",
-              "kjit::row_stream<" +
-                  join_arguments(p, {p.cols, c.pack, c.threads, c.group, c.cluster}) + ">"};
-    case Algorithm::kRing:
-      return {"row_ring.cuh",
-              "kjit::row_ring<" + join_arguments(p, {p.cols, c.threads, c.cluster, c.group}) + ">"};
-    case Algorithm::kBlockSplit:
-      return {"block_split.cuh",
-              "kjit::block_split<" + join_arguments(p, {p.cols, c.pack, c.threads, c.staged}) + ">"};
+    case Algorithm::kWarp: return spec("warp", {p.cols, c.pack, c.threads, c.group});
+    case Algorithm::kBlockRegs: return spec("block_regs", {p.cols, c.pack, c.threads});
+    case Algorithm::kBlockSmem: return spec("block_smem", {p.cols, c.pack, c.threads});
+    case Algorithm::kBlockOnline: return spec("block_online", {p.cols, c.pack, c.threads, c.cluster});
+    case Algorithm::kCluster: return spec("cluster", {p.cols, c.pack, c.threads, c.cluster});
+    case Algorithm::kClusterSmem: return spec("cluster_smem", {p.cols, c.pack, c.threads, c.cluster});
+    case Algorithm::kStream: return spec("stream", {p.cols, c.pack, c.threads, c.group, c.cluster});
+    case Algorithm::kRing: return spec("ring", {p.cols, c.threads, c.group, c.cluster});
+    case Algorithm::kBlockSplit: return spec("block_split", {p.cols, c.pack, c.threads, c.staged});
     case Algorithm::kAuto: break;
   }
   throw Error(Status::kErrorInvalidConfig, "a kernel spec needs a concrete algorithm");

@@ -30,8 +30,8 @@ int topk_buffer_keys(const TopkProblem& problem, const TopkConfig& config) {
 
 KernelSpec topk_kernel_spec(const TopkProblem& p, const TopkConfig& c) {
   const bool resident = topk::is_resident(c);
-  return {resident ? "topk_resident.cuh" : "topk_softmax.cuh",
-          std::string(resident ? "kjit::topk_resident<" : "kjit::topk_softmax<") + device_type(p.in_dtype) + ", " +
+  return {resident ? "topk_resident.cuh" : "topk_stream.cuh",
+          std::string(resident ? "kjit::topk_resident<" : "kjit::topk_stream<") + device_type(p.in_dtype) + ", " +
               device_type(p.idx_dtype) + ", " + std::to_string(p.cols) + ", " + std::to_string(topk_bucket(p.k)) +
               ", " + std::to_string(c.pack) + ", " + std::to_string(c.threads) + ", " + std::to_string(c.unroll) +
               ", " + std::to_string(c.cluster) + ">"};

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Rows through a ring of shared-memory chunks filled by the TMA engine (sm_90), with a producer
-// warp beside the consumer warps. Each block owns a slice of a row (a cluster of Cluster blocks
-// shares a row); the producer keeps the ring full of the next rows' chunks while the consumers
-// hold the current row in registers, reduce it and write it out. Loads go out whole chunks at a
-// time, so the bytes in flight depend on neither registers nor the consumers' progress.
+// The ring algorithm: rows through a ring of shared-memory chunks filled by the TMA engine
+// (sm_90), with a producer warp beside the consumer warps. Each block owns a slice of a row (a
+// cluster of Cluster blocks shares a row); the producer keeps the ring full of the next rows'
+// chunks while the consumers hold the current row in registers, reduce it and write it out.
+// Loads go out whole chunks at a time, so the bytes in flight depend on neither registers nor
+// the consumers' progress.
 //
 // Outputs of 4-byte types, and of two consumer groups but for 16-bit log-softmax over slices
 // under 28 KB, go back into their chunk and out by bulk copies; the others are stored from
@@ -12,16 +13,14 @@
 // the consumers at a cluster barrier.
 //
 // Rows go to clusters one at a time from a counter in global memory (RowParams::row_claims),
-// so a cluster that runs ahead takes more of them: on the H100, 7 clusters of 16 given the same
-// 9 rows each finished 5-11 us apart on a 50 us kernel, which lasted until the last (fp32
-// 64x262144: 50.6 us with every 7th row a cluster, 48.1 with claimed rows; 128x262144 97.1 ->
-// 92.2). Rank 0's producer claims each row of its cluster's sequence after the first and sends it
-// to every block's row box.
+// so a cluster that runs ahead takes more of them: with fixed shares, clusters given the same
+// rows finished apart and the kernel lasted until the last (docs/experiments/row-scheduling.md).
+// Rank 0's producer claims each row of its cluster's sequence after the first and sends it to
+// every block's row box.
 //
-// The consumers are one or two groups of GroupThreads threads, each holding whole rows, the
+// The consumers are one or two groups of Group threads, each holding whole rows, the
 // groups taking turns: while one group waits on its row's exchange, the other reduces or writes
-// the next (bf16 64x262144 over clusters of 16 on the H100, scratch harness: 36.4 us with one
-// group of 256, 35.4 with one of 512, 29.5 with two of 256).
+// the next (docs/experiments/ring.md).
 #pragma once
 
 #include "bulk_copy.cuh"
@@ -36,13 +35,13 @@
 
 namespace kjit {
 
-/// A block's row slice cut into chunks, the Threads consumer threads of a group (one of Groups)
-/// holding packs t, t + Threads, ... of each chunk, and the ring of chunks (ring_shape).
-template <int Cols, typename T, int Cluster, int Threads, int Groups, int Op>
+/// A block's row slice cut into chunks, the Group consumer threads of a group (one of Threads /
+/// Group) holding packs t, t + Group, ... of each chunk, and the ring of chunks (ring_shape).
+template <int Op, typename In, int Cols, int Threads, int Group, int Cluster>
 struct RingLayout {
   static constexpr RingShape kShape =
-      ring_shape(Cols, static_cast<int>(sizeof(T)), Op, Cluster, Groups * Threads, Threads);
-  static constexpr int kPack = kBulkUnitBytes / static_cast<int>(sizeof(T));
+      ring_shape(Cols, static_cast<int>(sizeof(In)), Op, Cluster, Threads, Group);
+  static constexpr int kPack = kBulkUnitBytes / static_cast<int>(sizeof(In));
   static constexpr int kSliceCols = static_cast<int>(kShape.slice_cols);
   static constexpr int kChunks = static_cast<int>(kShape.chunks);  // per row slice
   static constexpr int kChunkBytes = static_cast<int>(kShape.chunk_bytes);
@@ -53,10 +52,10 @@ struct RingLayout {
   static constexpr int kRingChunks = static_cast<int>(kShape.ring_chunks);
   static constexpr bool kWords = kShape.words;
 
-  static_assert(kChunkPacks * Threads * kBulkUnitBytes == kChunkBytes, "row_ring: threads must divide a chunk's packs");
-  static_assert((Cluster - 1) * kSliceCols < Cols, "row_ring: a cluster block would get no columns");
-  static_assert(kValues <= ring_max_values(kWords), "row_ring: at most 64 registers of values a thread");
-  static_assert(kRingChunks > kChunks, "row_ring: the ring holds a row slice and more");
+  static_assert(kChunkPacks * Group * kBulkUnitBytes == kChunkBytes, "ring: threads must divide a chunk's packs");
+  static_assert((Cluster - 1) * kSliceCols < Cols, "ring: a cluster block would get no columns");
+  static_assert(kValues <= ring_max_values(kWords), "ring: at most 64 registers of values a thread");
+  static_assert(kRingChunks > kChunks, "ring: the ring holds a row slice and more");
 };
 
 /// The rows of a cluster's sequence. Without a counter every entry j is row cluster + j *
@@ -65,11 +64,9 @@ struct RingLayout {
 /// box. An entry past the last row reads -1.
 ///
 /// With a counter only the first entry is fixed: claims would hand each cluster one of the first
-/// `clusters` rows anyway, and its round trip held up the first load (H100, softmax, us: bf16
-/// 7x262144 8.35-8.45 -> 7.84-7.86, 64x262144 25.8 -> 25.4, fp32 16x262144 15.6 -> 15.1,
-/// 64x262144 48.2 -> 47.7). Fixing as many entries as the ring holds rows set the clusters'
-/// shares at the start instead of at the end (bf16 64x262144 26.0 -> 27.7, 128x131072 25.3 ->
-/// 29.3).
+/// `clusters` rows anyway, and the claim's round trip held up the first load; fixing more
+/// entries set the clusters' shares at the start instead of at the end
+/// (docs/experiments/row-scheduling.md#the-first-row-without-a-claim).
 struct RowSequence {
   // Entries a block may wait on at once: its producer runs at most a ring (12 chunks, so 12
   // rows) ahead of its consumers, whose rows every block of the cluster has started.
@@ -106,8 +103,8 @@ struct RowSequence {
 /// Rank 0's producer's claims: each entry after the first takes the next row from the
 /// counter and is sent to every block of the cluster; once the rows run out, one end mark for
 /// each consumer group. A row is claimed only when the ring has room for it, so that the last
-/// rows go to the clusters that are ahead: asking the counter one entry early, so that its round
-/// trip overlapped the ring's work, cost bf16 64x262144 about 1 us on the H100.
+/// rows go to the clusters that are ahead; asking the counter an entry early, so that its round
+/// trip overlapped the ring's work, lost that.
 template <int Cluster, int Groups>
 struct RowClaimer {
   const RowSequence& sequence;
@@ -272,13 +269,9 @@ __device__ __forceinline__ OnlineStats exchange_row_stats(OnlineStats mine, int 
 /// Asks L2 for this block's slice of its cluster's first row, the one row it knows before any
 /// claim, ahead of the grid-dependency wait: a cluster launched early, as the kernel before it
 /// drains, then finds that row in L2 or on its way when the wait ends, instead of the whole
-/// ring's loads starting from DRAM together. Measured on the H100 (softmax, the C++ benchmark,
-/// us, before and after, one machine, alternated): bf16 64x262144 25.00-25.05 -> 23.96-23.99,
-/// 32x262144 15.21-15.32 -> 14.02-14.04, 64x128256 14.97-15.07 -> 14.02-14.07; fp32 64x262144
-/// 47.42-47.45 -> 45.97-46.02; 64x151936 level. Asking for more rows (the next fixed entries,
-/// which claims may hand elsewhere) did no better at 64 rows and worse from four (bf16
-/// 64x262144, scratch harness: 23.75 with one row, 23.85-23.89 two, 24.87-24.94 four,
-/// 26.94-26.96 seven; only 128 rows gained from four, 46.55 against 47.3).
+/// ring's loads starting from DRAM together. Asking for more rows (the next fixed entries,
+/// which claims may hand elsewhere) did no better
+/// (docs/experiments/prefetch-and-dependent-launch.md#first-rows-asked-of-l2-before-the-wait).
 template <typename In>
 __device__ __forceinline__ void prefetch_first_slice(const RowParams& params, const RowSequence& sequence,
                                                      int slice_begin, int bulk_end) {
@@ -302,22 +295,22 @@ __device__ __forceinline__ float pack_first(const float (&x)[N]) {
   return t[0];
 }
 
-template <int Op, typename IoTypes, int Cols, int Threads, int Cluster, int GroupThreads>
+template <int Op, typename Io, int Cols, int Threads, int Group, int Cluster>
 __global__ void __launch_bounds__(Threads + kRingProducerThreads, 1)
-row_ring(const RowParams params) {
-  typedef typename IoTypes::in In;
-  typedef typename IoTypes::out Out;
+ring(const RowParams params) {
+  typedef typename Io::in In;
+  typedef typename Io::out Out;
   typedef RowMath<Op> Math;
-  typedef RingLayout<Cols, In, Cluster, GroupThreads, Threads / GroupThreads, Op> Layout;
+  typedef RingLayout<Op, In, Cols, Threads, Group, Cluster> Layout;
   typedef RingSchedule<Layout> Schedule;
   constexpr int kPack = Layout::kPack;
   constexpr int kChunkPacks = Layout::kChunkPacks;
-  static_assert(sizeof(In) == sizeof(Out), "row_ring: outputs take their inputs' places");
+  static_assert(sizeof(In) == sizeof(Out), "ring: outputs take their inputs' places");
   static_assert(Threads % 32 == 0 && Threads >= 64 && Threads <= 1024 - kRingProducerThreads,
-                "row_ring: 64..992 consumer threads");
-  static_assert(Threads == GroupThreads || Threads == 2 * GroupThreads, "row_ring: one or two consumer groups");
-  static_assert(Cluster >= 1 && Cluster <= kMaxClusterBlocks, "row_ring: 1..16 blocks per row");
-  constexpr int kGroups = Threads / GroupThreads;
+                "ring: 64..992 consumer threads");
+  static_assert(Threads == Group || Threads == 2 * Group, "ring: one or two consumer groups");
+  static_assert(Cluster >= 1 && Cluster <= kMaxClusterBlocks, "ring: 1..16 blocks per row");
+  constexpr int kGroups = Threads / Group;
   constexpr int kSets = 2 * kGroups;  // inbox sets (see exchange_row_stats)
   typedef HeldRow<Op, In, Layout::kChunks * kChunkPacks, kPack, Layout::kWords> Held;
 
@@ -327,7 +320,7 @@ row_ring(const RowParams params) {
   __shared__ CountBarrier drained[Layout::kRingChunks];  // the consumer warps are done with a chunk
   __shared__ ClusterInbox inbox[kSets];
   __shared__ __align__(16) float2 peer_stats[kSets][Cluster];
-  __shared__ ConsumerScratch<GroupThreads> group_scratch[kGroups];
+  __shared__ ConsumerScratch<Group> group_scratch[kGroups];
   __shared__ ClusterInbox row_inbox[RowSequence::kBox];
   __shared__ long long row_box[RowSequence::kBox];
 
@@ -345,7 +338,7 @@ row_ring(const RowParams params) {
   if (threadIdx.x == 0) {
     for (int s = 0; s < Layout::kRingChunks; ++s) {
       landed[s].init();
-      drained[s].init(GroupThreads / 32);  // a chunk is one row's, so one group's
+      drained[s].init(Group / 32);  // a chunk is one row's, so one group's
     }
     for (int s = 0; s < kSets; ++s) inbox[s].init(Cluster);
     for (int s = 0; s < RowSequence::kBox; ++s) row_inbox[s].init(1);  // from rank 0
@@ -359,8 +352,7 @@ row_ring(const RowParams params) {
   }
   if (threadIdx.x == Threads) prefetch_first_slice<In>(params, sequence, slice_begin, bulk_end);
   // Only now, so that a cluster launched early as a dependent has its barriers and its peers
-  // ready when the kernel before it is done (the set-up took 0.8-1.5 us after the wait on the
-  // H100 at 64x262144).
+  // ready when the kernel before it is done.
   start_after_prior_grids();
   if (threadIdx.x >= Threads) {
     if (threadIdx.x == Threads)
@@ -369,16 +361,16 @@ row_ring(const RowParams params) {
   }
 
   const int lane = threadIdx.x % 32;
-  const int group = static_cast<int>(threadIdx.x) / GroupThreads;
-  const int t = static_cast<int>(threadIdx.x) % GroupThreads;  // within the group
-  ConsumerScratch<GroupThreads>& scratch = group_scratch[group];
+  const int group = static_cast<int>(threadIdx.x) / Group;
+  const int t = static_cast<int>(threadIdx.x) % Group;  // within the group
+  ConsumerScratch<Group>& scratch = group_scratch[group];
   for (long long j = group;; j += kGroups) {
     const long long row = sequence.row(j);
     if (row < 0) break;
     const long long g0 = j * Layout::kChunks;
     const In* in = static_cast<const In*>(params.in) + row * params.in_stride + slice_begin;
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride + slice_begin;
-    auto column = [&](int p) { return (p / kChunkPacks) * Layout::kChunkCols + ((p % kChunkPacks) * GroupThreads + t) * kPack; };
+    auto column = [&](int p) { return (p / kChunkPacks) * Layout::kChunkCols + ((p % kChunkPacks) * Group + t) * kPack; };
     auto chunk_packs = [&](int k) { return ring + Schedule::slot_of(g0 + k) * Layout::kChunkCols; };
 
     Held held;
@@ -395,11 +387,11 @@ row_ring(const RowParams params) {
         if (k == 0 && g0 >= Layout::kRingChunks) drained[slot].wait(phase ^ 1u);
       }
       landed[slot].wait(phase);
-      const Pack<In, kPack>* packs = reinterpret_cast<const Pack<In, kPack>*>(chunk_packs(k));
+      const PackOf<In, kPack>* packs = reinterpret_cast<const PackOf<In, kPack>*>(chunk_packs(k));
 #pragma unroll
       for (int q = 0; q < kChunkPacks; ++q) {
         const int p = k * kChunkPacks + q;
-        if (column(p) < bulk_end) held.take(p, packs + q * GroupThreads + t);
+        if (column(p) < bulk_end) held.take(p, packs + q * Group + t);
         else held.load(p, in, column(p), slice_cols);
         if constexpr (!Held::kHoldsWords) first = typename Math::FirstOp()(first, pack_first<Math>(held.v[p]));
       }
@@ -415,14 +407,14 @@ row_ring(const RowParams params) {
       // Each thread's sum against its own max, then one exchange of (max, sum) pairs.
       const float own_max = first;
       OnlineStats stats =
-          consumer_merge<GroupThreads>(OnlineStats{own_max, held.own_sum(own_max)}, scratch, group, j / kGroups);
+          consumer_merge<Group>(OnlineStats{own_max, held.own_sum(own_max)}, scratch, group, j / kGroups);
       if constexpr (Cluster > 1)
         stats = exchange_row_stats<Cluster, kSets, true, MaxOp>(stats, static_cast<int>(j), rank, t, inbox, peer_stats);
       first = stats.max;
       finished = Math::finish(stats.sum);
       if constexpr (Op == kOpSoftmax) factor = Math::own_factor(own_max, first, finished);
     } else {
-      first = consumer_all_reduce<GroupThreads>(first, typename Math::FirstOp(), scratch, group);
+      first = consumer_all_reduce<Group>(first, typename Math::FirstOp(), scratch, group);
       if constexpr (Cluster > 1)
         first = exchange_row_stats<Cluster, kSets, false, typename Math::FirstOp>({first, 0.0f}, static_cast<int>(j),
                                                                                  rank, t, inbox, peer_stats).max;
@@ -441,7 +433,7 @@ row_ring(const RowParams params) {
         } else {
           unsigned words[4];
           pack_words<Out, kPack>(o, words);
-          store_shared_v4(slot_address + (q * GroupThreads + t) * 16u, words);
+          store_shared_v4(slot_address + (q * Group + t) * 16u, words);
         }
       }
       if constexpr (Layout::kBulkStores) {

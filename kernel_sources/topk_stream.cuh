@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fused softmax + top-K in one pass over the logits. Softmax is monotonic, so the k most
-// probable entries are the k largest logits: each block streams its slice of a row once,
-// keeping the online (max, sum) and admitting into a shared-memory buffer only the elements
-// above a threshold that rises as the buffer fills (from k bucket 512, guessed from a sample
-// first). ClusterBlocks > 1 (sm_90) splits a row over a thread-block cluster, which merges
-// through distributed shared memory, without global scratch memory. Only the k winners become
-// probabilities.
+// The top-K stream algorithm: fused softmax + top-K in one pass over the logits. Softmax is
+// monotonic, so the k most probable entries are the k largest logits: each block streams its
+// slice of a row once, keeping the online (max, sum) and admitting into a shared-memory buffer
+// only the elements above a threshold that rises as the buffer fills (from k bucket 512,
+// guessed from a sample first). Cluster > 1 (sm_90) splits a row over a thread-block cluster,
+// which merges through distributed shared memory, without global scratch memory. Only the k
+// winners become probabilities.
 //
 // Two ways to place the winners, chosen at compile time:
 //  - by gathering (wherever the buffer holds the cluster's cut lists): each block cuts its
@@ -54,9 +54,8 @@ struct TopkBlockState {
 /// elements of the slice and harmless. A thread whose largest value is below the threshold's
 /// has nothing to offer: once the threshold is up, that is nearly every thread, and the tile
 /// costs one compare and one vote. A few passing elements take one atomic each; many (no
-/// threshold yet, a row of equal values, or a large k bucket) one atomic a warp, which at
-/// k = 1024 saved 2-4 us of 40-100 and at k = 50 cost 1.4 (H100). True when the buffer may
-/// not hold another whole tile.
+/// threshold yet, a row of equal values, or a large k bucket) one atomic a warp, which pays at
+/// large k only. True when the buffer may not hold another whole tile.
 template <int Room, bool AdmitsMany, typename Tiles, int Pack, int Unroll>
 __device__ __forceinline__ bool offer_tile(const float (&tile)[Unroll][Pack], float thread_max,
                                            const Tiles& slice, int offset, TopkKey* keys,
@@ -149,8 +148,7 @@ __device__ __forceinline__ constexpr bool admits_many() {
 
 /// Buckets from 512 guess their threshold from a sample (guess_threshold). At k = 256 the seed
 /// from the threads' maxima already holds the admissions down, and the guess cost more than it
-/// saved (H100, 256 rows of 128256: 72.9 us against 69.6; 8 rows of 151936 over clusters of 8:
-/// 24.0 against 22.7).
+/// saved.
 template <int KBucket>
 __device__ __forceinline__ constexpr bool guesses_threshold() {
   return KBucket >= 512;
@@ -171,10 +169,8 @@ __device__ __forceinline__ int guess_rank(int k_row, int sampled, int cols) {
 }
 
 /// The most keys the guess samples: of a larger first tile, every other run or fewer. A select
-/// over the 8192 keys of a whole tile took ~7,000 cycles a row; over 4096 the guess is as good
-/// and rows were 2-5% faster (H100: 64 rows of 50257 at k = 1024, 23.4 -> 22.3 us; 8 rows of
-/// 151936, 27.5 -> 26.5); over 2048 it let in so many more keys that 256 rows of 128256 took
-/// 83.0 us against 74.7.
+/// over a whole tile's 8192 keys cost more than a guess from half of them, which is as good;
+/// from 2048 the guess let in too many keys (docs/experiments/top-k-stream.md).
 constexpr int kMostGuessSamples = 4096;
 
 /// Runs of the first tile the guess samples, spread evenly over the tile's Unroll runs.
@@ -216,10 +212,9 @@ __device__ __forceinline__ int load_guess_sample(const In* row, const Tiles& sli
 /// be too high (a slice whose best values all lie in the first tile): scan_slice finds that at
 /// the slice's end, by fewer than k_row keys in the buffer, and reads the slice again the safe
 /// way. The sample is read here straight into shared memory and again (from L2) by the
-/// streaming loop: held in registers across the select, the tile made the loop spill (H100, 256
-/// rows of 128256, when k = 256 guessed too: 92 us against 69 without a guess, 73 with the tile
-/// read twice). False where the sample is too small to guess from. Called with an empty
-/// buffer, which it leaves empty.
+/// streaming loop: held in registers across the select, the tile made the loop spill. False
+/// where the sample is too small to guess from. Called with an empty buffer, which it leaves
+/// empty.
 template <typename In, typename Tiles>
 __device__ bool guess_threshold(const In* row, const Tiles& slice, int k_row, TopkKey* keys,
                                 TopkBlockState& state) {
@@ -235,11 +230,10 @@ __device__ bool guess_threshold(const In* row, const Tiles& slice, int k_row, To
 }
 
 /// Whether a compaction starts with the select's window round. Small k buckets compact about
-/// once a row, and inlined in the streaming loop the round's registers made that loop spill
-/// (H100, 256 rows of 128256 at k = 50, built by nvcc: 54.4 us without it, 59.2 with); at
+/// once a row, and inlined in the streaming loop the round's registers made that loop spill; at
 /// k = 256, two or three compactions a row, it saves more than it costs. Buckets that guess
-/// their threshold compact only where the guess fails, and without the round their loop kept
-/// its registers (256 rows of 50257 at k = 1024: 39.0 us against 44.9).
+/// their threshold compact only where the guess fails, and without the round their loop keeps
+/// its registers.
 template <int KBucket>
 __device__ __forceinline__ constexpr bool compacts_by_window() {
   return admits_many<KBucket>() && !guesses_threshold<KBucket>();
@@ -333,23 +327,22 @@ __device__ __forceinline__ int count_greater_in(const TopkKey* keys, unsigned ra
 }
 
 /// Sum over the cluster (or the block) of each block's `state.top_sum`.
-template <int Threads, int ClusterBlocks>
+template <int Threads, int Cluster>
 __device__ float row_top_sum(float mine, TopkBlockState& state) {
   const float block = block_all_reduce<Threads>(mine, SumOp());
-  if constexpr (ClusterBlocks == 1) {
+  if constexpr (Cluster == 1) {
     return block;
   } else {
     if (threadIdx.x == 0) state.top_sum = block;
     cluster_arrive();
     cluster_wait();
-    return reduce_cluster_slots<ClusterBlocks>(&state.top_sum, 0, SumOp());
+    return reduce_cluster_slots<Cluster>(&state.top_sum, 0, SumOp());
   }
 }
 
 /// How many keys a cut may keep for k_row winners. Placing by counting compares every pair of
 /// kept keys: from k = 128 on, a radix pass more to keep at most 1.25 k costs less than the
-/// pairs it saves (measured on the H100: 64 rows of 128256 columns, k = 256, over clusters of
-/// 2 blocks: 56.0 -> 47.6 us; one row and 256 rows: unchanged); below, 2 k.
+/// pairs it saves; below, 2 k.
 template <int KBucket>
 __device__ __forceinline__ int cut_limit(int k_row) {
   return KBucket >= 128 ? k_row + k_row / 4 : 2 * k_row;
@@ -368,7 +361,7 @@ __device__ int cut_list(TopkKey* keys, int k_row, TopkBlockState& state, TopkKey
 }
 
 /// Writes the keys of keys[0, n) whose place is below k_row (the others are not winners).
-template <typename Idx, int Threads, int ClusterBlocks>
+template <typename Idx, int Threads, int Cluster>
 __device__ void write_winners(const TopkParams& p, long long row, const TopkKey* keys, int n,
                               const int* places, int k_row, TemperedStats stats,
                               TopkBlockState& state) {
@@ -383,7 +376,7 @@ __device__ void write_winners(const TopkParams& p, long long row, const TopkKey*
   }
   if (renorm) {
     // The norm is the winners' own mass, known once every winner is.
-    const float norm = row_top_sum<Threads, ClusterBlocks>(top_mass, state);
+    const float norm = row_top_sum<Threads, Cluster>(top_mass, state);
     for (int i = threadIdx.x; i < n; i += Threads)
       if (places[i] < k_row) write_slot<Idx>(p, row, places[i], keys[i], stats.max, norm);
   }
@@ -393,13 +386,13 @@ __device__ void write_winners(const TopkParams& p, long long row, const TopkKey*
 /// block: few remote reads, since one SM serves each) into its own shared memory, and returns
 /// the row's statistics and the highest bound. Every block's list holds k_row keys at or above
 /// its bound, so no key below the highest can win.
-template <int ClusterBlocks>
+template <int Cluster>
 __device__ TemperedStats read_cluster_lists(float c, TopkBlockState& state, TopkKey& bound) {
   if (threadIdx.x < 32) {
     const unsigned lane = threadIdx.x;
     TemperedStats lane_stats = TemperedStats::empty();
     TopkKey lane_bound = 0;
-    if (lane < ClusterBlocks) {
+    if (lane < Cluster) {
       lane_stats = {load_cluster_f32(cluster_address(&state.block_max, lane)),
                     load_cluster_f32(cluster_address(&state.block_sum, lane))};
       state.list_count[lane] = load_cluster_s32(cluster_address(&state.final_count, lane));
@@ -459,11 +452,10 @@ __host__ __device__ constexpr int gathered_sort_room() {
 /// Places by gathering: the cut lists are short, so the keys that can still win are gathered in
 /// one block and placed there. In a cluster, block 0 gathers every block's keys at or above the
 /// highest bound, cuts them to at most cut_limit where placing needs it (counting compares
-/// every pair; a sort takes any list its room holds, and a cut before it cost more than the
-/// longer sort: 64 rows of 50257 at k = 1024, when their clusters of 2 still gathered, ~4,000
-/// cycles to cut ~2,000 keys to 1280), and writes the row alone; the other blocks only wait
+/// every pair; a sort takes any list its room holds, a cut before it costing more than the
+/// longer sort), and writes the row alone; the other blocks only wait
 /// for it at the row's last barrier.
-template <typename Idx, int KBucket, int Threads, int ClusterBlocks, int BufferKeys>
+template <typename Idx, int KBucket, int Threads, int Cluster, int BufferKeys>
 __device__ void finish_by_gathering(const TopkParams& p, long long row, int k_row,
                                     TemperedStats stats, TopkKey* keys, TopkBlockState& state) {
   constexpr int kListCap = topk_list_cap(KBucket);
@@ -472,7 +464,7 @@ __device__ void finish_by_gathering(const TopkParams& p, long long row, int k_ro
   stats = block_merge_tempered<Threads>(stats, p.log2e_over_t, state.warp_max, state.warp_sum);
   TopkKey* list = keys;
   int room = kListCap;  // keys the list may hold while it is placed
-  if constexpr (ClusterBlocks > 1) {
+  if constexpr (Cluster > 1) {
     if (threadIdx.x == 0) {
       state.block_max = stats.max;
       state.block_sum = stats.sum;
@@ -483,12 +475,12 @@ __device__ void finish_by_gathering(const TopkParams& p, long long row, int k_ro
     cluster_arrive();
     cluster_wait();
     if (cluster_block_rank() != 0) {
-      row_barrier<ClusterBlocks>();  // the row's end: no block reuses its list while read
+      row_barrier<Cluster>();  // the row's end: no block reuses its list while read
       return;
     }
-    stats = read_cluster_lists<ClusterBlocks>(p.log2e_over_t, state, bound);
+    stats = read_cluster_lists<Cluster>(p.log2e_over_t, state, bound);
     list = keys + kListCap;
-    listed = gather_pool<Threads, ClusterBlocks, kListCap>(keys, state.list_count, bound, list,
+    listed = gather_pool<Threads, Cluster, kListCap>(keys, state.list_count, bound, list,
                                                            &state.pool_count);
     if constexpr (sorts_gathered_list<KBucket>()) room = gathered_sort_room<KBucket, BufferKeys>();
     if (listed > (sorts_gathered_list<KBucket>() ? room : k_row)) {
@@ -502,32 +494,31 @@ __device__ void finish_by_gathering(const TopkParams& p, long long row, int k_ro
                                                                             : spare);
   place_list<Threads, KBucket>(list, listed, k_row, spare, places, state.select);
   write_winners<Idx, Threads, 1>(p, row, list, listed, places, k_row, stats, state);
-  row_barrier<ClusterBlocks>();  // the row's end: no block reuses its list while read
+  row_barrier<Cluster>();  // the row's end: no block reuses its list while read
 }
 
 /// The most keys of each other block's sorted list that a merging block copies into its own
-/// shared memory before ranking its candidates in them. H100, 8 rows of 151936 at k = 1024
-/// over clusters of 8: 26.1 us searching the lists where they lie, 24.2 with 512 keys copied,
-/// 26.6 with all 1024 (the copies' own remote loads then cost more than they saved).
+/// shared memory before ranking its candidates in them: copying whole lists cost more remote
+/// loads than it saved (docs/experiments/top-k-stream.md).
 constexpr int kMostCopiedKeys = 512;
 
 /// Keys copied of each other block's list: kMostCopiedKeys, or fewer (down to none) where the
 /// buffer's room past the block's own list and places (2 KBucket keys) does not hold them for
 /// every block.
-template <int KBucket, int ClusterBlocks, int BufferKeys>
+template <int KBucket, int Cluster, int BufferKeys>
 __host__ __device__ constexpr int merge_copied_keys() {
   int copied = kMostCopiedKeys < KBucket ? kMostCopiedKeys : KBucket;
-  while (copied > 0 && (ClusterBlocks - 1) * copied > BufferKeys - 2 * KBucket) copied /= 2;
+  while (copied > 0 && (Cluster - 1) * copied > BufferKeys - 2 * KBucket) copied /= 2;
   return copied;
 }
 
 /// Copies the first `Copied` keys (or all, where fewer) of every other block's sorted list into
 /// copies[o * Copied, ...), o counting the other blocks in rank order: one remote load a key,
 /// all issued before any is used.
-template <int Threads, int ClusterBlocks, int Copied>
+template <int Threads, int Cluster, int Copied>
 __device__ __forceinline__ void copy_other_lists(const TopkKey* keys, unsigned rank,
                                                  const int* list_count, TopkKey* copies) {
-  constexpr int kSlots = (ClusterBlocks - 1) * Copied;
+  constexpr int kSlots = (Cluster - 1) * Copied;
   constexpr int kPerThread = (kSlots + Threads - 1) / Threads;
   TopkKey got[kPerThread];
 #pragma unroll
@@ -574,12 +565,12 @@ __device__ int sort_candidates(TopkKey* keys, int n, TopkKey bound, int k_row,
 /// statistics and the lowest bound: every block's buffer holds at least ceil(k_row / blocks)
 /// keys at or above its own, so at least k_row keys of the row are at or above the lowest, and
 /// no key below it can win.
-template <int ClusterBlocks>
+template <int Cluster>
 __device__ TemperedStats read_merge_bounds(float c, TopkBlockState& state, TopkKey& bound) {
   const unsigned lane = threadIdx.x % 32;
   TemperedStats lane_stats = TemperedStats::empty();
   TopkKey lane_bound = ~0ull;
-  if (lane < ClusterBlocks) {
+  if (lane < Cluster) {
     lane_stats = {load_cluster_f32(cluster_address(&state.block_max, lane)),
                   load_cluster_f32(cluster_address(&state.block_sum, lane))};
     lane_bound = load_cluster_u64(cluster_address(&state.block_bound, lane));
@@ -595,18 +586,17 @@ __device__ TemperedStats read_merge_bounds(float c, TopkBlockState& state, TopkK
 
 /// Places by merging sorted lists: for large k over clusters (see finishes_by_gathering).
 /// The blocks first agree on a bound below which no key can win, then each sorts only its keys
-/// above it: at k = 1024 over 8 blocks, ~140 keys a block where sorting each block's best 1024
-/// took ~10,000 cycles.
-template <typename Idx, int KBucket, int Threads, int ClusterBlocks, int BufferKeys>
+/// above it, a small share of its best k.
+template <typename Idx, int KBucket, int Threads, int Cluster, int BufferKeys>
 __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
                                   TemperedStats stats, TopkKey* keys, TopkBlockState& state) {
   const float c = p.log2e_over_t;
   unsigned rank = 0;
-  if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
+  if constexpr (Cluster > 1) rank = cluster_block_rank();
   int listed = state.count;
   TopkKey bound = 0;
-  if constexpr (ClusterBlocks > 1) {
-    const int each = (k_row + ClusterBlocks - 1) / ClusterBlocks;
+  if constexpr (Cluster > 1) {
+    const int each = (k_row + Cluster - 1) / Cluster;
     const TopkKey own = own_merge_bound<Threads>(keys, listed, each, state.select);
     stats = block_merge_tempered<Threads>(stats, c, state.warp_max, state.warp_sum);
     if (threadIdx.x == 0) {
@@ -616,7 +606,7 @@ __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
     }
     cluster_arrive();
     cluster_wait();
-    stats = read_merge_bounds<ClusterBlocks>(c, state, bound);
+    stats = read_merge_bounds<Cluster>(c, state, bound);
   } else {
     stats = block_merge_tempered<Threads>(stats, c, state.warp_max, state.warp_sum);
   }
@@ -626,23 +616,22 @@ __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
 
   // Each listed key's place in the row: its place in its own list plus the keys above it in
   // the other lists, one binary search per (key, other list) pair, spread over the block.
-  if constexpr (ClusterBlocks > 1) {
+  if constexpr (Cluster > 1) {
     if (threadIdx.x == 0) state.final_count = listed;
     cluster_arrive();
     cluster_wait();
-    if (threadIdx.x < ClusterBlocks)
+    if (threadIdx.x < Cluster)
       state.list_count[threadIdx.x] =
           load_cluster_s32(cluster_address(&state.final_count, threadIdx.x));
     __syncthreads();
     // The other lists' first keys are copied here first: searched where they lie, every step
-    // of a search was a remote load that waited on the one before, and at 8 blocks the ~1,000
-    // searches of a block took ~10,800 cycles. A search that runs past the copied keys goes
-    // on in the other block.
-    constexpr int kOthers = ClusterBlocks - 1;
-    constexpr int kCopied = merge_copied_keys<KBucket, ClusterBlocks, BufferKeys>();
+    // of a search was a remote load that waited on the one before. A search that runs past the
+    // copied keys goes on in the other block.
+    constexpr int kOthers = Cluster - 1;
+    constexpr int kCopied = merge_copied_keys<KBucket, Cluster, BufferKeys>();
     TopkKey* const copies = keys + 2 * KBucket;  // past the list and the places
     if constexpr (kCopied > 0) {
-      copy_other_lists<Threads, ClusterBlocks, kCopied>(keys, rank, state.list_count, copies);
+      copy_other_lists<Threads, Cluster, kCopied>(keys, rank, state.list_count, copies);
       __syncthreads();
     }
     for (int pair = threadIdx.x; pair < listed * kOthers; pair += Threads) {
@@ -656,15 +645,14 @@ __device__ void finish_by_merging(const TopkParams& p, long long row, int k_row,
     }
   }
   __syncthreads();
-  write_winners<Idx, Threads, ClusterBlocks>(p, row, keys, listed, ranks, k_row, stats, state);
-  row_barrier<ClusterBlocks>();  // the row's end: no block reuses its list while read
+  write_winners<Idx, Threads, Cluster>(p, row, keys, listed, ranks, k_row, stats, state);
+  row_barrier<Cluster>();  // the row's end: no block reuses its list while read
 }
 
 /// The most keys (the k bucket times the cluster's blocks) whose lists a cluster gathers into one
 /// block to sort them there. Past it, each block sorting its own keys above the cluster's bound
-/// in parallel is faster than block 0 sorting them all (H100, 64 rows of 50257 at k = 1024 over
-/// clusters of 2: 20.6 us merging, 21.2 gathering; 8 rows of 151936 at k = 512 over clusters of
-/// 8: 18.8 against 22.8); at 1024 it is not (64 rows of 50257 at k = 512: 19.0 against 18.8).
+/// in parallel is faster than block 0 sorting them all
+/// (docs/experiments/top-k-stream.md#a-bound-before-the-merges-sort).
 constexpr int kMostSortedGatheredKeys = 1024;
 
 /// Gathering needs a buffer that holds this block's cut list (at most 2 * KBucket keys), in a
@@ -672,13 +660,13 @@ constexpr int kMostSortedGatheredKeys = 1024;
 /// and an int a key. Counting compares every pair, so small k buckets take it wherever the
 /// buffer allows; large ones sort, and in clusters merge sorted lists past
 /// kMostSortedGatheredKeys (or where the cluster's lists do not fit).
-template <int KBucket, int ClusterBlocks, int BufferKeys>
+template <int KBucket, int Cluster, int BufferKeys>
 __host__ __device__ constexpr bool finishes_by_gathering() {
-  if (sorts_gathered_list<KBucket>() && ClusterBlocks * KBucket > kMostSortedGatheredKeys)
+  if (sorts_gathered_list<KBucket>() && Cluster * KBucket > kMostSortedGatheredKeys)
     return false;
   constexpr int kListCap = topk_list_cap(KBucket);
-  constexpr int kOwn = ClusterBlocks > 1 ? kListCap : 0;
-  constexpr int kGathered = ClusterBlocks > 1 ? ClusterBlocks * kListCap : 0;
+  constexpr int kOwn = Cluster > 1 ? kListCap : 0;
+  constexpr int kGathered = Cluster > 1 ? Cluster * kListCap : 0;
   constexpr int kPlacing = (sorts_gathered_list<KBucket>() ? 2 : 1) * kListCap + kListCap / 2;
   return kOwn + (kGathered > kPlacing ? kGathered : kPlacing) <= BufferKeys;
 }
@@ -686,31 +674,30 @@ __host__ __device__ constexpr bool finishes_by_gathering() {
 /// Blocks an SM should hold, for the compiler's register budget: a row over one block means many
 /// rows, so two blocks of 512 threads share an SM (64 registers a thread); a row over a cluster
 /// means few, one block an SM, free to take more. Left alone, NVRTC gave 512-thread blocks with
-/// the select inlined 84 registers, one block an SM (H100, 256 rows of 128256 at k = 256: 95.4
-/// us; at 64 registers, 69.6).
-template <int Threads, int ClusterBlocks>
+/// the select inlined more registers, one block an SM.
+template <int Threads, int Cluster>
 __host__ __device__ constexpr int topk_stream_min_blocks() {
-  return ClusterBlocks == 1 && Threads <= 512 ? 1024 / Threads : 1;
+  return Cluster == 1 && Threads <= 512 ? 1024 / Threads : 1;
 }
 
 template <typename In, typename Idx, int Cols, int KBucket, int Pack, int Threads, int Unroll,
-          int ClusterBlocks>
-__global__ void __launch_bounds__(Threads, (topk_stream_min_blocks<Threads, ClusterBlocks>()))
-    topk_softmax(const TopkParams params) {
+          int Cluster>
+__global__ void __launch_bounds__(Threads, (topk_stream_min_blocks<Threads, Cluster>()))
+    topk_stream(const TopkParams params) {
   start_after_prior_grids();
-  check_topk_shape<In, KBucket, Pack, Threads, ClusterBlocks>();
-  constexpr int kSliceCols = static_cast<int>(pack_slice_cols(Cols, Pack, ClusterBlocks));
+  check_topk_shape<In, KBucket, Pack, Threads, Cluster>();
+  constexpr int kSliceCols = static_cast<int>(pack_slice_cols(Cols, Pack, Cluster));
   constexpr int kBufferKeys = topk_stream_buffer_keys(KBucket, Threads, Pack, Unroll);
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   TopkKey* const keys = reinterpret_cast<TopkKey*>(dynamic_smem);
   __shared__ TopkBlockState state;
 
   unsigned rank = 0;
-  if constexpr (ClusterBlocks > 1) rank = cluster_block_rank();
+  if constexpr (Cluster > 1) rank = cluster_block_rank();
   const int begin = static_cast<int>(rank) * kSliceCols;
   const int end = begin + kSliceCols < Cols ? begin + kSliceCols : Cols;
-  const long long clusters = gridDim.x / ClusterBlocks;
-  for (long long row = blockIdx.x / ClusterBlocks; row < params.rows; row += clusters) {
+  const long long clusters = gridDim.x / Cluster;
+  for (long long row = blockIdx.x / Cluster; row < params.rows; row += clusters) {
     const int k_row = row_slots(params, row);
     if (rank == 0) write_unused_slots<Idx, Threads>(params, row, k_row);
     if (k_row == 0) continue;  // the same for every block of the cluster
@@ -718,11 +705,11 @@ __global__ void __launch_bounds__(Threads, (topk_stream_min_blocks<Threads, Clus
     const In* in = static_cast<const In*>(params.logits) + row * params.row_stride;
     const TemperedStats stats = scan_slice<In, Pack, Threads, Unroll, kSliceCols, KBucket>(
         in, begin, end, k_row, params.log2e_over_t, keys, state);
-    if constexpr (finishes_by_gathering<KBucket, ClusterBlocks, kBufferKeys>())
-      finish_by_gathering<Idx, KBucket, Threads, ClusterBlocks, kBufferKeys>(params, row, k_row,
+    if constexpr (finishes_by_gathering<KBucket, Cluster, kBufferKeys>())
+      finish_by_gathering<Idx, KBucket, Threads, Cluster, kBufferKeys>(params, row, k_row,
                                                                              stats, keys, state);
     else
-      finish_by_merging<Idx, KBucket, Threads, ClusterBlocks, kBufferKeys>(params, row, k_row,
+      finish_by_merging<Idx, KBucket, Threads, Cluster, kBufferKeys>(params, row, k_row,
                                                                            stats, keys, state);
   }
 }
