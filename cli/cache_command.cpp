@@ -29,10 +29,16 @@ void run_verify(const CacheFlags& flags) {
   auto disk = open_disk_cache(flags.cache_dir, false);
   const cache::VerifyReport report = disk->verify();
   for (const std::string& reason : report.reasons) std::printf("  %s\n", reason.c_str());
+  for (const std::string& folder : report.unsafe) std::printf("  %s\n", folder.c_str());
+  const bool all_ok = report.ok == report.checked && report.unsafe.empty();
   std::printf("verified %s: %zu checked, %zu ok, %zu removed%s\n", disk->dir().c_str(),
-              report.checked, report.ok, report.removed,
-              report.ok == report.checked ? " (all ok)" : "");
-  if (report.ok == report.checked) return;
+              report.checked, report.ok, report.removed, all_ok ? " (all ok)" : "");
+  if (!report.unsafe.empty())
+    throw Error(Status::kErrorCacheIo,
+                std::to_string(report.unsafe.size()) + " folders in '" + disk->dir() +
+                    "' are not private to you or not folders; kjit leaves them alone (remove "
+                    "them, or 'chmod go-w' them)");
+  if (all_ok) return;
   // Bad entries that could not be deleted (read-only folder, unreadable files) are still there:
   // a second pass tells them apart from the ones just removed.
   const cache::VerifyReport again = disk->verify();
@@ -48,13 +54,15 @@ void run_prune(const CacheFlags& flags) {
     auto parsed = parse_byte_size(flags.max_size);
     if (!parsed)
       throw Error(Status::kErrorInvalidArgument,
-                  "--max-size: '" + flags.max_size + "' is not a size such as 500M or 2G");
+                  "--max-size: '" + flags.max_size +
+                      "' is not a size such as 500M or 2G (at most 2^64 - 1 bytes; 0: no cap)");
     limit = *parsed;
   }
   auto disk = open_disk_cache(flags.cache_dir, true);
   const cache::PruneReport report = disk->prune(limit);
-  std::printf("pruned %s to at most %s: removed %zu entries, %s -> %s\n", disk->dir().c_str(),
-              size_text(limit).c_str(), report.removed, size_text(report.bytes_before).c_str(),
+  const std::string cap = limit == 0 ? "no cap (0)" : "at most " + size_text(limit);
+  std::printf("pruned %s to %s: removed %zu entries, %s -> %s\n", disk->dir().c_str(),
+              cap.c_str(), report.removed, size_text(report.bytes_before).c_str(),
               size_text(report.bytes_after).c_str());
 }
 
@@ -79,6 +87,13 @@ void run_import(const CacheFlags& flags) {
 }
 
 }  // namespace
+
+std::string command_names(const CLI::App& command) {
+  std::string names;
+  for (const CLI::App* sub : command.get_subcommands([](const CLI::App*) { return true; }))
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  return names;
+}
 
 void add_cache_dir_option(CLI::App& command, std::string& dir) {
   command.add_option("--cache-dir", dir,
@@ -112,7 +127,8 @@ void add_cache_command(CLI::App& app) {
   auto flags = std::make_shared<CacheFlags>();
   auto* command =
       app.add_subcommand("cache", "Check, shrink, empty, export or import the disk cache");
-  command->require_subcommand(1);
+  // At most one verb, checked below when there is none (see main.cpp for why not "exactly one").
+  command->require_subcommand(0, 1);
   // Lets --cache-dir come before or after the verb: `kjit cache verify --cache-dir DIR`.
   command->fallthrough();
   add_cache_dir_option(*command, flags->cache_dir);
@@ -122,7 +138,8 @@ void add_cache_command(CLI::App& app) {
   });
   auto* prune = command->add_subcommand("prune", "Remove least recently used entries over a size");
   prune->add_option("--max-size", flags->max_size,
-                    "size to prune to, e.g. 500M (default: KJIT_CACHE_MAX_SIZE, else 2G)");
+                    "size to prune to, e.g. 500M; 0 means no cap, as for KJIT_CACHE_MAX_SIZE "
+                    "(default: KJIT_CACHE_MAX_SIZE, else 2G); `cache clear` empties the cache");
   prune->callback([flags] { run_prune(*flags); });
   command->add_subcommand("clear", "Remove every entry")->callback([flags] { run_clear(*flags); });
   auto* exporter = command->add_subcommand("export", "Write every entry into one bundle file");
@@ -131,6 +148,11 @@ void add_cache_command(CLI::App& app) {
   auto* importer = command->add_subcommand("import", "Add every entry of a bundle file");
   importer->add_option("file", flags->file, "bundle file to read")->required();
   importer->callback([flags] { run_import(*flags); });
+  command->callback([command] {
+    if (command->get_subcommands().empty())
+      throw Error(Status::kErrorInvalidArgument,
+                  "cache: name what to do: " + command_names(*command));
+  });
 }
 
 }  // namespace kjit::cli
