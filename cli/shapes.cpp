@@ -6,16 +6,26 @@
 #include <cstdio>
 
 #include "kjit/error.hpp"
+#include "runtime/compiler/kernel_compiler.h"
 #include "runtime/ops/rowwise_heuristics.h"
 
 namespace kjit::cli {
 
 int parse_arch(const std::string& text, const char* flag) {
   std::string digits = text.rfind("sm_", 0) == 0 ? text.substr(3) : text;
-  if (!digits.empty() && std::all_of(digits.begin(), digits.end(), ::isdigit) && digits.size() <= 3)
-    return std::stoi(digits);
-  throw Error(Status::kErrorInvalidArgument,
-              std::string(flag) + ": '" + text + "' is not an arch such as sm_90");
+  const bool numeric = !digits.empty() && digits.size() <= 3 &&
+                       std::all_of(digits.begin(), digits.end(),
+                                   [](char c) { return c >= '0' && c <= '9'; });
+  if (!numeric)
+    throw Error(Status::kErrorInvalidArgument,
+                std::string(flag) + ": '" + text + "' is not an arch such as sm_90");
+  const int arch = std::stoi(digits);
+  try {
+    require_target_arch(arch);
+  } catch (const Error& e) {
+    throw Error(Status::kErrorInvalidArgument, std::string(flag) + ": " + e.what());
+  }
+  return arch;
 }
 
 DeviceProps target_device(int arch, bool* on_gpu) {

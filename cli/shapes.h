@@ -11,7 +11,8 @@
 
 namespace kjit::cli {
 
-/// "sm_90" or "90" -> 90; throws Error(kErrorInvalidArgument) naming `flag` otherwise.
+/// "sm_90" or "90" -> 90, for an arch kjit can compile for (require_target_arch); throws
+/// Error(kErrorInvalidArgument) naming `flag` otherwise.
 int parse_arch(const std::string& text, const char* flag);
 
 /// The device behind the current context, or nominal properties of `arch` when `arch` is given
