@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <thread>
@@ -55,6 +56,31 @@ std::vector<BadCase> bad_cases() {
        [](RowwiseArgs& a) { a.out = const_cast<void*>(a.in); a.out_row_stride = 300; }},
       {"in place with another element size", "out",
        [](RowwiseArgs& a) { a.out = const_cast<void*>(a.in); a.out_dtype = DType::kBF16; }},
+      // Every pointer aligned to its element: a misaligned element faults on the GPU.
+      {"f32 in at an odd address", "in",
+       [](RowwiseArgs& a) { a.in = static_cast<const char*>(a.in) + 1; }},
+      {"f32 in 2 bytes off", "in", [](RowwiseArgs& a) { a.in = static_cast<const char*>(a.in) + 2; }},
+      {"bf16 out at an odd address", "out",
+       [](RowwiseArgs& a) { a.out_dtype = DType::kBF16; a.out = static_cast<char*>(a.out) + 1; }},
+      // Overlap by the rows touched: a row of out inside a gap of in is still inside a row.
+      {"out rows interleaved with in rows but sharing bytes", "out",
+       [](RowwiseArgs& a) { a.out = const_cast<char*>(static_cast<const char*>(a.in)) + 100 * 4; }},
+      {"rows above kMaxRows", "rows",
+       [](RowwiseArgs& a) { a.rows = kMaxRows + 1; a.in_row_stride = a.out_row_stride = 200; }},
+      {"rows near 2^62", "rows",
+       [](RowwiseArgs& a) { a.rows = std::int64_t{1} << 62; a.in_row_stride = a.out_row_stride = 200; }},
+  };
+}
+
+/// reduce_scale's optional scale_out, spoiled: misaligned, or overlapping in or out.
+std::vector<std::pair<const char*, float*>> bad_scales() {
+  return {
+      {"scale_out 2 bytes off", reinterpret_cast<float*>(std::uintptr_t{0x9000002})},
+      {"scale_out at an odd address", reinterpret_cast<float*>(std::uintptr_t{0x9000001})},
+      {"scale_out over the first row of in",
+       reinterpret_cast<float*>(reinterpret_cast<std::uintptr_t>(kIn) + 16)},
+      {"scale_out over the last row of out",
+       reinterpret_cast<float*>(reinterpret_cast<std::uintptr_t>(kOut) + 3 * 256 * 4)},
   };
 }
 
@@ -145,6 +171,57 @@ TEST_CASE("C API rejects bad arguments, naming them in kjit_last_error") {
       CHECK(message.find(bad.names) != std::string::npos);
     }
   }
+}
+
+TEST_CASE("reduce_scale refuses a misaligned or overlapping scale_out, naming it") {
+  Runtime rt;
+  CRuntime c;
+  const RowwiseArgs a = valid_args();
+  for (const auto& [what, scale] : bad_scales()) {
+    CAPTURE(what);
+    const auto [status, message] = outcome([&, scale = scale] { rt.reduce_scale(a, scale); });
+    CAPTURE(message);
+    CHECK(status == Status::kErrorInvalidArgument);
+    CHECK(message.find("scale_out") != std::string::npos);
+    CHECK(kjit_reduce_scale(c.rt, a.in, 256, a.out, 256, scale, 4, 200, KJIT_F32, KJIT_F32,
+                            nullptr) == KJIT_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(kjit_last_error()).find("scale_out") != std::string::npos);
+  }
+}
+
+TEST_CASE("the C API names a kjit_dtype value outside the enum") {
+  CRuntime c;
+  const RowwiseArgs a = valid_args();
+  // Passed as the plain int a C caller may pass: the library must not load it as the enum.
+  kjit_dtype bogus;
+  const int value = 99;
+  std::memcpy(&bogus, &value, sizeof value);
+  CHECK(kjit_softmax(c.rt, a.in, 256, a.out, 256, 4, 200, bogus, KJIT_F32, nullptr) ==
+        KJIT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(kjit_last_error()).find("in_dtype: 99") != std::string::npos);
+  CHECK(kjit_log_softmax(c.rt, a.in, 256, a.out, 256, 4, 200, KJIT_F32, bogus, nullptr) ==
+        KJIT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(kjit_last_error()).find("out_dtype: 99") != std::string::npos);
+}
+
+TEST_CASE("disjoint interleaved slices pass validation; they only share a span") {
+  // x of shape [rows, 2, cols]: x[:, 0, :] into x[:, 1, :], both with row stride 2 * cols.
+  // Without a driver the call gets past validation and then fails for lack of one.
+  if (driver_available()) {
+    MESSAGE("skipped: a CUDA driver is present (the GPU stride suite runs interleaved slices)");
+    return;
+  }
+  Runtime rt;
+  RowwiseArgs args{kIn, 400, nullptr, 400, 4, 200, DType::kF32, DType::kF32};
+  args.out = const_cast<char*>(static_cast<const char*>(kIn)) + 200 * 4;
+  auto [status, message] = outcome([&] { rt.softmax(args); });
+  CAPTURE(message);
+  CHECK(status == Status::kErrorNoDriver);
+  // The same slices one element closer do share bytes.
+  args.out = static_cast<char*>(args.out) - 4;
+  std::tie(status, message) = outcome([&] { rt.softmax(args); });
+  CHECK(status == Status::kErrorInvalidArgument);
+  CHECK(message.find("out overlaps in") != std::string::npos);
 }
 
 TEST_CASE("stride checks hold for one row too") {
