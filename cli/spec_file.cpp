@@ -22,6 +22,8 @@ using nlohmann::ordered_json;
 
 // A spec lists shapes: a few kilobytes. Anything near this is a wrong file (or /dev/zero).
 constexpr std::size_t kMaxSpecBytes = std::size_t{16} << 20;
+// A deployment's shapes number in the hundreds; a spec beyond this is a mistake.
+constexpr std::size_t kMaxSpecCalls = 100000;
 
 [[noreturn]] void reject(const std::string& where, const std::string& what) {
   throw Error(Status::kErrorInvalidArgument, where + ": " + what);
@@ -122,6 +124,12 @@ void parse_entry(const ordered_json& entry, const std::string& where, std::vecto
     std::vector<std::string> fields;
     for (const auto& item : entry.items())
       if (item.key() != "ops" && reads_any(*tools, item.key())) fields.push_back(item.key());
+    // Counted before expanding: lists multiply, and a few long ones would not fit in memory.
+    std::size_t count = 1;
+    for (const std::string& field : fields)
+      count = std::min(count * entry.at(field).size(), kMaxSpecCalls + 1);  // < 2^17 * 2^24
+    if (count > kMaxSpecCalls - calls.size())
+      reject(where, "expands to more than " + std::to_string(kMaxSpecCalls) + " calls");
     std::vector<SpecCall> expanded;
     expand(entry, fields, 0, SpecCall{{"op", op}}, expanded);
     for (SpecCall& call : expanded) {
