@@ -43,12 +43,12 @@ LoadedEntry load_entry_file(const CacheFolder& shard, const std::string& name, s
   LoadedEntry loaded;
   std::string bytes;
   if (int error = read_checked(shard, name, loaded, bytes); error != 0) {
-    // O_NOFOLLOW on a symlink fails with ELOOP: nothing we wrote, so it is bad, not missing.
-    if (error == ELOOP) {
-      shard.stat_item(name, loaded.st);
-      return with_state(std::move(loaded), State::kBad, "is a symbolic link");
-    }
     if (error == ENOENT) return with_state(std::move(loaded), State::kMissing, "no such file");
+    // A link (ELOOP under O_NOFOLLOW) or a socket (ENXIO) cannot be opened as a file: nothing
+    // we wrote, so it is bad, not unreadable.
+    if (shard.stat_item(name, loaded.st) == 0 && !S_ISREG(loaded.st.st_mode))
+      return with_state(std::move(loaded), State::kBad,
+                        "is " + file_type_name(loaded.st.st_mode) + ", not a regular file");
     if (error == EFBIG)
       return with_state(std::move(loaded), State::kBad, "grew past the size an entry may have");
     return with_state(std::move(loaded), State::kUnreadable, errno_text(error));

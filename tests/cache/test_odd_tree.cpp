@@ -4,9 +4,12 @@
 // entries whose checksum is right but whose metadata is not.
 #include <doctest/doctest.h>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <string>
 
 #include "cache/cache_layout.h"
@@ -75,6 +78,25 @@ TEST_CASE("a FIFO at an entry's name is a bad entry: get does not block, verify 
   CHECK_FALSE(exists(path));
   CHECK(cache.put("cubin", kKey, "fresh"));
   CHECK(cache.get("cubin", kKey)->payload == "fresh");
+}
+
+TEST_CASE("a socket at an entry's name is bad too, not merely unreadable") {
+  TempDir tmp;
+  const std::string dir = tmp / "cache";
+  const std::string path = make_shard(dir);
+  const int sock = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  REQUIRE(sock >= 0);
+  sockaddr_un address {};
+  address.sun_family = AF_UNIX;
+  REQUIRE(path.size() < sizeof address.sun_path);
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  REQUIRE(::bind(sock, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  ::close(sock);
+  DiskCache cache(dir);
+  const VerifyReport report = cache.verify();
+  CHECK(report.removed == 1);
+  CHECK(mentions(report.reasons, "is a socket, not a regular file"));
+  CHECK_FALSE(exists(path));
 }
 
 TEST_CASE("a folder at an entry's name is replaced by the next put; writes stay on") {

@@ -3,9 +3,15 @@
 // are programmatic dependents of the kernel before them.
 #include <doctest/doctest.h>
 
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <string>
 
+#include "kjit/kjit.h"
 #include "kjit/kjit.hpp"
 #include "runtime/env.h"
 #include "runtime/launch/loaded_kernel.h"
@@ -99,6 +105,38 @@ TEST_CASE("KJIT_CACHE_MAX_SIZE=0 means no cap; an overflowing size names the var
   const std::string error = error_of("KJIT_CACHE_MAX_SIZE", "17179869184G");
   CHECK(error.find("KJIT_CACHE_MAX_SIZE='17179869184G'") != std::string::npos);
   CHECK(error.find("0: no cap") != std::string::npos);
+}
+
+TEST_CASE("KJIT_CACHE_BUNDLE naming a FIFO or a folder: kjit_runtime_create returns at once") {
+  char folder[] = "/tmp/kjit-bundle-fifo-XXXXXX";
+  REQUIRE(::mkdtemp(folder) != nullptr);
+  const std::string fifo = std::string(folder) + "/bundle.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::string& bundle : {fifo, std::string(folder)}) {
+    CAPTURE(bundle);
+    ScopedEnv env("KJIT_CACHE_BUNDLE", bundle.c_str());
+    ScopedEnv no_disk("KJIT_DISK_CACHE", "0");
+    // In a child with a deadline: before the fix, opening the FIFO waited for a writer forever.
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      kjit_runtime* rt = nullptr;
+      const kjit_status status = kjit_runtime_create(&rt);
+      kjit_runtime_destroy(rt);
+      ::_exit(status == KJIT_SUCCESS ? 0 : 3);
+    }
+    int status = -1;
+    for (int waited = 0; waited < 2000 && ::waitpid(child, &status, WNOHANG) == 0; ++waited)
+      ::usleep(10000);
+    const bool finished = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!finished) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+    }
+    CHECK(finished);
+  }
+  ::unlink(fifo.c_str());
+  ::rmdir(folder);
 }
 
 TEST_CASE("launches go out as dependents where allowed, persistent grids only in one round") {
