@@ -88,13 +88,6 @@ void run_import(const CacheFlags& flags) {
 
 }  // namespace
 
-std::string command_names(const CLI::App& command) {
-  std::string names;
-  for (const CLI::App* sub : command.get_subcommands([](const CLI::App*) { return true; }))
-    names += (names.empty() ? "" : ", ") + sub->get_name();
-  return names;
-}
-
 void add_cache_dir_option(CLI::App& command, std::string& dir) {
   command.add_option("--cache-dir", dir,
                      "cache folder (default: KJIT_CACHE_DIR, else ~/.cache/kjit)");

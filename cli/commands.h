@@ -24,9 +24,6 @@ void add_precompile_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_cache_command(CLI::App& app);
 
-/// "info, compile, demo, ...": the subcommands of `command`, for errors that ask for one.
-std::string command_names(const CLI::App& command);
-
 /// Adds `--cache-dir DIR` (overrides KJIT_CACHE_DIR) to a command that works on the disk cache.
 void add_cache_dir_option(CLI::App& command, std::string& dir);
 

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "cli/shapes.h"
 #include "kjit/error.hpp"
 
 int main(int argc, char** argv) {

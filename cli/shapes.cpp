@@ -48,6 +48,13 @@ DeviceProps target_device(int arch, bool* on_gpu) {
   return nominal_device(arch);
 }
 
+std::string command_names(const CLI::App& command) {
+  std::string names;
+  for (const CLI::App* sub : command.get_subcommands([](const CLI::App*) { return true; }))
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  return names;
+}
+
 bool gpu_present() {
   int count = 0;
   return driver_available() && cuda().cuDeviceGetCount(&count) == CUDA_SUCCESS && count > 0;

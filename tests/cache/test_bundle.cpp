@@ -195,9 +195,11 @@ TEST_CASE("export replaces only a regular file of the user's, or writes a new on
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   const std::string folder = tmp / "folder.kjb";
   REQUIRE(::mkdir(folder.c_str(), 0700) == 0);
-  for (const auto& [path, what] : {std::pair<std::string, std::string>{link, "a symbolic link"},
-                                   {fifo, "a FIFO"},
-                                   {folder, "a directory"}}) {
+  for (const auto& item : {std::pair<std::string, std::string>{link, "a symbolic link"},
+                           {fifo, "a FIFO"},
+                           {folder, "a directory"}}) {
+    const std::string& path = item.first;
+    const std::string& what = item.second;
     CAPTURE(path);
     try {
       cache.export_bundle(path);

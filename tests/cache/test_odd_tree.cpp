@@ -205,7 +205,9 @@ TEST_CASE("an entry with a good checksum but odd metadata is a miss that verify 
       {"metadata nested 100,000 deep", R"({"a": )" + deep + "}"},
       {"metadata that is not JSON", "{"},
   };
-  for (const auto& [what, meta] : cases) {
+  for (const auto& item : cases) {
+    const auto& what = item.first;
+    const auto& meta = item.second;
     CAPTURE(what);
     write_bytes(path, forged_entry("cubin", kKey, meta, "payload"));
     DiskCache cache(dir);

@@ -206,7 +206,9 @@ std::vector<std::pair<const char*, TopkArgs>> valid_variants() {
 void check_refused(Runtime& rt, TopkArgs args, const BadCase& bad) {
   bad.spoil(args);
   CAPTURE(bad.what);
-  const auto [status, message] = outcome([&] { rt.softmax_topk(args); });
+  const auto result = outcome([&] { rt.softmax_topk(args); });
+  const Status status = result.first;
+  const std::string message = result.second;
   CAPTURE(message);
   CHECK(status == Status::kErrorInvalidArgument);
   CHECK(names_argument(message, bad.names));
@@ -286,7 +288,9 @@ TEST_CASE("valid arguments get past validation") {
   for (const auto& variant : valid_variants()) {
     const TopkArgs& args = variant.second;
     CAPTURE(variant.first);
-    const auto [status, message] = outcome([&] { rt.softmax_topk(args); });
+    const auto result = outcome([&] { rt.softmax_topk(args); });
+    const Status status = result.first;
+    const std::string message = result.second;
     CAPTURE(message);
     CHECK(status == Status::kErrorNoDriver);
     CHECK(call_c(c.rt, args) == KJIT_ERROR_NO_DRIVER);

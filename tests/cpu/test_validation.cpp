@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "kjit/kjit.h"
@@ -145,10 +146,14 @@ TEST_CASE("C++ API rejects bad arguments, naming them") {
   for (const BadCase& bad : bad_cases()) {
     RowwiseArgs args = valid_args();
     bad.spoil(args);
-    for (const auto& [name, call] : cxx_calls()) {
+    for (const auto& item : cxx_calls()) {
+      const auto& name = item.first;
+      const auto& call = item.second;
       CAPTURE(bad.what);
       CAPTURE(name);
-      const auto [status, message] = outcome([&] { call(rt, args); });
+      const auto result = outcome([&] { call(rt, args); });
+      const Status status = result.first;
+      const std::string message = result.second;
       CAPTURE(message);
       CHECK(status == Status::kErrorInvalidArgument);
       CHECK(message.find(bad.names) != std::string::npos);
@@ -161,7 +166,9 @@ TEST_CASE("C API rejects bad arguments, naming them in kjit_last_error") {
   for (const BadCase& bad : bad_cases()) {
     RowwiseArgs args = valid_args();
     bad.spoil(args);
-    for (const auto& [name, call] : c_calls()) {
+    for (const auto& item : c_calls()) {
+      const auto& name = item.first;
+      const auto& call = item.second;
       CAPTURE(bad.what);
       CAPTURE(name);
       const kjit_status status = call(c.rt, args);
@@ -177,9 +184,13 @@ TEST_CASE("reduce_scale refuses a misaligned or overlapping scale_out, naming it
   Runtime rt;
   CRuntime c;
   const RowwiseArgs a = valid_args();
-  for (const auto& [what, scale] : bad_scales()) {
+  for (const auto& item : bad_scales()) {
+    const auto& what = item.first;
+    const auto& scale = item.second;
     CAPTURE(what);
-    const auto [status, message] = outcome([&, scale = scale] { rt.reduce_scale(a, scale); });
+    const auto result = outcome([&, scale = scale] { rt.reduce_scale(a, scale); });
+    const Status status = result.first;
+    const std::string message = result.second;
     CAPTURE(message);
     CHECK(status == Status::kErrorInvalidArgument);
     CHECK(message.find("scale_out") != std::string::npos);
@@ -214,7 +225,9 @@ TEST_CASE("disjoint interleaved slices pass validation; they only share a span")
   Runtime rt;
   RowwiseArgs args{kIn, 400, nullptr, 400, 4, 200, DType::kF32, DType::kF32};
   args.out = const_cast<char*>(static_cast<const char*>(kIn)) + 200 * 4;
-  auto [status, message] = outcome([&] { rt.softmax(args); });
+  Status status;
+  std::string message;
+  std::tie(status, message) = outcome([&] { rt.softmax(args); });
   CAPTURE(message);
   CHECK(status == Status::kErrorNoDriver);
   // The same slices one element closer do share bytes.
@@ -230,7 +243,9 @@ TEST_CASE("stride checks hold for one row too") {
   RowwiseArgs args = valid_args();
   args.rows = 1;
   args.in_row_stride = 10;
-  const auto [status, message] = outcome([&] { rt.softmax(args); });
+  const auto result = outcome([&] { rt.softmax(args); });
+  const Status status = result.first;
+  const std::string message = result.second;
   CHECK(status == Status::kErrorInvalidArgument);
   CHECK(message.find("in_row_stride") != std::string::npos);
 }
@@ -254,7 +269,9 @@ TEST_CASE("rows == 0 is a no-op that needs no pointers and no driver") {
 TEST_CASE("rows == 0 still rejects arguments that are wrong whatever the row count") {
   Runtime rt;
   RowwiseArgs empty{nullptr, 128, nullptr, 128, 0, 0, DType::kF32, DType::kF32};
-  auto [status, message] = outcome([&] { rt.softmax(empty); });
+  Status status;
+  std::string message;
+  std::tie(status, message) = outcome([&] { rt.softmax(empty); });
   CHECK(status == Status::kErrorInvalidArgument);
   CHECK(message.find("cols") != std::string::npos);
 
@@ -275,7 +292,9 @@ TEST_CASE("exactly in place is accepted by validation") {
   Runtime rt;
   RowwiseArgs args = valid_args();
   args.out = const_cast<void*>(args.in);
-  const auto [status, message] = outcome([&] { rt.softmax(args); });
+  const auto result = outcome([&] { rt.softmax(args); });
+  const Status status = result.first;
+  const std::string message = result.second;
   CAPTURE(message);
   CHECK(status == Status::kErrorNoDriver);
 }
@@ -301,7 +320,9 @@ TEST_CASE("validation names the first bad argument of several") {
   // cols is checked before strides and pointers, so fixing arguments one message at a time works.
   Runtime rt;
   RowwiseArgs args{nullptr, 1, nullptr, 1, 4, 0, DType::kF32, DType::kF32};
-  const auto [status, message] = outcome([&] { rt.softmax(args); });
+  const auto result = outcome([&] { rt.softmax(args); });
+  const Status status = result.first;
+  const std::string message = result.second;
   CHECK(status == Status::kErrorInvalidArgument);
   CHECK(message.find("cols") != std::string::npos);
 }
