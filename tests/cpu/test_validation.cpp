@@ -4,13 +4,13 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
 
+#include "c_api_caller.h"
 #include "kjit/kjit.h"
 #include "kjit/kjit.hpp"
 #include "runtime/driver/cuda_api.h"
@@ -203,16 +203,14 @@ TEST_CASE("reduce_scale refuses a misaligned or overlapping scale_out, naming it
 TEST_CASE("the C API names a kjit_dtype value outside the enum") {
   CRuntime c;
   const RowwiseArgs a = valid_args();
-  // Passed as the plain int a C caller may pass: the library must not load it as the enum.
-  kjit_dtype bogus;
-  const int value = 99;
-  std::memcpy(&bogus, &value, sizeof value);
-  CHECK(kjit_softmax(c.rt, a.in, 256, a.out, 256, 4, 200, bogus, KJIT_F32, nullptr) ==
+  // Passed from C, as any int may be: the library must not load it through the enum type
+  // (the sanitize preset's UBSan would stop on such a load).
+  CHECK(softmax_with_dtype_values(c.rt, a.in, a.out, 4, 200, 99, KJIT_F32) ==
         KJIT_ERROR_INVALID_ARGUMENT);
-  CHECK(std::string(kjit_last_error()).find("in_dtype: 99") != std::string::npos);
-  CHECK(kjit_log_softmax(c.rt, a.in, 256, a.out, 256, 4, 200, KJIT_F32, bogus, nullptr) ==
+  CHECK(std::string(kjit_last_error()).find("in_dtype: 99 is not a kjit_dtype") != std::string::npos);
+  CHECK(softmax_with_dtype_values(c.rt, a.in, a.out, 4, 200, KJIT_F32, -5) ==
         KJIT_ERROR_INVALID_ARGUMENT);
-  CHECK(std::string(kjit_last_error()).find("out_dtype: 99") != std::string::npos);
+  CHECK(std::string(kjit_last_error()).find("out_dtype: -5 is not a kjit_dtype") != std::string::npos);
 }
 
 TEST_CASE("disjoint interleaved slices pass validation; they only share a span") {
