@@ -170,7 +170,8 @@ int DiskCache::write_entry(std::string_view kind, const std::string& digest,
     const CacheFolder shard = layout_.open_shard(kind, digest.substr(0, 2), false, shard_error, problem);
     const std::string name = digest + std::string(kEntrySuffix);
     struct stat st {};
-    if (shard.valid() && shard.stat_item(name, st) == 0 && shard.remove_item(name, st)) {
+    if (shard.valid() && shard.stat_item(name, st) == 0 && S_ISDIR(st.st_mode) &&
+        shard.remove_item(name, st)) {
       log().warn("removed {} at cache entry path '{}'", file_type_name(st.st_mode), path);
       error = file.open(path);
       if (error == 0) error = file.write(bytes);
