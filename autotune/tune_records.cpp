@@ -37,13 +37,12 @@ std::optional<std::string> TuneRecords::find_winner(const std::string& text) {
   }
   auto entry = disk_->get(kTuneKind, text);
   if (!entry) return std::nullopt;
-  const auto winner = entry->metadata.find("winner");
-  if (winner == entry->metadata.end()) {
+  if (!entry->facts.winner) {
     log().warn("ignoring a tuning record without a winner");
     return std::nullopt;
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  return memory_.emplace(text, winner->dump()).first->second;
+  return memory_.emplace(text, entry->facts.winner->dump()).first->second;
 }
 
 std::optional<std::string> TuneRecords::find_log(const std::string& class_key) {

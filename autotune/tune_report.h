@@ -9,6 +9,7 @@
 
 #include "kjit/error.hpp"
 #include "kjit/tuning.hpp"
+#include "runtime/bounded_json.h"
 
 namespace kjit {
 
@@ -42,8 +43,11 @@ template <typename Config>
 std::vector<TuneCandidate<Config>> TuneReport<Config>::candidates_from_json(const std::string& log) {
   try {
     std::vector<TuneCandidate<Config>> results;
-    const nlohmann::json parsed = nlohmann::json::parse(log);  // outlives the loop below
-    for (const auto& entry : parsed.at("candidates")) {
+    // The log comes from a cache entry: bounded, since printing a config recurses per level.
+    std::string problem;
+    const std::optional<nlohmann::json> parsed = parse_json_bounded(log, problem);
+    if (!parsed) throw Error(Status::kErrorInvalidArgument, "tuning log is malformed: " + problem);
+    for (const auto& entry : parsed->at("candidates")) {
       TuneCandidate<Config> c;
       c.config = Config::from_json(entry.at("config").dump());
       c.status = entry.at("status").get<std::string>();

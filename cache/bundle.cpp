@@ -78,10 +78,16 @@ void Bundle::close() noexcept {
 }
 
 bool Bundle::open_checked(const std::string& path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO named as a bundle opens at once (and is refused below) instead of
+  // waiting for a writer. The name itself may be a link: a deployment often installs one.
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   struct stat st {};
   if (fd_ < 0 || ::fstat(fd_, &st) != 0) {
     problem_ = errno_text(errno);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    problem_ = "it is " + file_type_name(st.st_mode) + ", not a regular file";
     return false;
   }
   if (problem_ = bundle_owner_problem(st); !problem_.empty()) return false;

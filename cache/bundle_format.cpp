@@ -3,6 +3,7 @@
 
 #include "cache/byte_io.h"
 #include "cache/digest.h"
+#include "cache/entry_format.h"
 
 namespace kjit::cache {
 namespace {
@@ -10,6 +11,8 @@ namespace {
 constexpr std::string_view kMagic = "KJITBNDL";
 // The header checksum covers everything before it: the first 48 bytes.
 constexpr std::size_t kHeaderBodySize = kBundleHeaderSize - 8;
+// An index item with empty kind and digest: two u32 lengths, offset and size.
+constexpr std::uint64_t kMinIndexItemBytes = 4 + 4 + 8 + 8;
 
 std::string encode_header(const BundleHeader& header) {
   std::string out;
@@ -95,6 +98,15 @@ bool parse_bundle_header(std::string_view bytes, std::uint64_t file_size, Bundle
     problem = "index lies outside the file (truncated bundle?)";
     return false;
   }
+  if (header.index_size > kMaxBundleIndexBytes) {
+    problem = "index of " + std::to_string(header.index_size) + " bytes, more than a bundle may have (" +
+              std::to_string(kMaxBundleIndexBytes) + ")";
+    return false;
+  }
+  if (header.count > header.index_size / kMinIndexItemBytes) {
+    problem = "entry count " + std::to_string(header.count) + " does not fit its index";
+    return false;
+  }
   return true;
 }
 
@@ -116,6 +128,10 @@ bool parse_bundle_index(std::string_view bytes, const BundleHeader& header,
                         item.size <= header.index_offset - item.offset;
     if (reader.ok() && !inside) {
       problem = "entry " + std::to_string(i) + " lies outside the entry area";
+      return false;
+    }
+    if (reader.ok() && item.size > kMaxEntryBytes) {
+      problem = "entry " + std::to_string(i) + " is larger than an entry may be";
       return false;
     }
     items.push_back(std::move(item));

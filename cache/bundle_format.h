@@ -24,6 +24,9 @@ namespace kjit::cache {
 inline constexpr std::uint32_t kBundleFormatVersion = 2;
 /// Size of the fixed header at offset 0.
 inline constexpr std::size_t kBundleHeaderSize = 56;
+/// Largest index read: room for about 700,000 entries. Every size a bundle declares is checked
+/// against a bound before anything is allocated for it (entries: kMaxEntryBytes).
+inline constexpr std::uint64_t kMaxBundleIndexBytes = std::uint64_t{64} << 20;
 
 /// Where one entry sits in a bundle.
 struct BundleItem {

@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <cerrno>
+
 #include "cache/entry_format.h"
 #include "cache/file_io.h"
 
@@ -65,33 +67,92 @@ std::string CacheLayout::lock_path(std::string_view kind, const std::string& dig
   return shard_dir(kind, digest) + "/" + digest + std::string(kLockSuffix);
 }
 
-int CacheLayout::ensure_shard(std::string_view kind, const std::string& digest) const {
-  const std::string kind_dir = root() + "/" + std::string(kind);
-  for (const std::string& folder : {root(), kind_dir, shard_dir(kind, digest)}) {
-    if (int error = make_private_dir(folder); error != 0) return error;
+CacheFolder CacheLayout::open_root(bool create, int& error, std::string& problem) const {
+  CacheFolder top = CacheFolder::open(dir_, problem);
+  if (!top.valid()) {
+    error = EACCES;
+    return top;
   }
-  return 0;
+  return top.child(std::string(kLayoutVersion), create, error, problem);
 }
 
-std::vector<CacheFile> CacheLayout::scan() const {
+CacheFolder CacheLayout::open_shard(std::string_view kind, const std::string& shard, bool create,
+                                    int& error, std::string& problem) const {
+  CacheFolder folder = open_root(create, error, problem);
+  for (const std::string& name : {std::string(kind), shard}) {
+    if (!folder.valid()) break;
+    folder = folder.child(name, create, error, problem);
+  }
+  return folder;
+}
+
+int CacheLayout::ensure_shard(std::string_view kind, const std::string& digest,
+                              std::string& problem) const {
+  int error = 0;
+  open_shard(kind, digest.substr(0, 2), /*create=*/true, error, problem);
+  return error;
+}
+
+std::vector<CacheFile> CacheLayout::scan(std::vector<std::string>* problems) const {
   std::vector<CacheFile> files;
-  for (const std::string& kind : list_folder(root())) {
+  auto note = [&](const std::string& problem) {
+    if (problems) problems->push_back(problem);
+  };
+  std::string problem;
+  int error = 0;
+  const CacheFolder root = open_root(false, error, problem);
+  if (!root.valid()) {
+    if (error != ENOENT) note(problem);
+    return files;
+  }
+  for (const std::string& kind : root.names()) {
     if (!is_valid_kind(kind)) continue;
-    const std::string kind_dir = root() + "/" + kind;
-    for (const std::string& shard : list_folder(kind_dir)) {
+    const CacheFolder kind_folder = root.child(kind, false, error, problem);
+    if (!kind_folder.valid()) {
+      if (error != ENOENT) note(problem);
+      continue;
+    }
+    for (const std::string& shard : kind_folder.names()) {
       if (!is_shard_name(shard)) continue;
-      const std::string folder = kind_dir + "/" + shard;
-      for (const std::string& name : list_folder(folder)) {
-        CacheFile file = classify(kind, folder, name);
-        struct stat st {};
-        if (::lstat(file.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-        file.size = static_cast<std::uint64_t>(st.st_size);
-        file.mtime_ns = std::int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+      const CacheFolder folder = kind_folder.child(shard, false, error, problem);
+      if (!folder.valid()) {
+        if (error != ENOENT) note(problem);
+        continue;
+      }
+      for (const std::string& name : folder.names()) {
+        CacheFile file = classify(kind, folder.path(), name);
+        if (folder.stat_item(name, file.st) != 0) continue;  // removed meanwhile
+        file.shard = shard;
+        file.name = name;
+        file.regular = S_ISREG(file.st.st_mode);
+        file.size = file.regular ? static_cast<std::uint64_t>(file.st.st_size) : 0;
+        file.mtime_ns = std::int64_t(file.st.st_mtim.tv_sec) * 1000000000 + file.st.st_mtim.tv_nsec;
         files.push_back(std::move(file));
       }
     }
   }
   return files;
+}
+
+bool CacheLayout::remove(const CacheFile& file) const {
+  int error = 0;
+  std::string problem;
+  const CacheFolder folder = open_shard(file.kind, file.shard, false, error, problem);
+  return folder.valid() && folder.remove_item(file.name, file.st);
+}
+
+void CacheLayout::remove_empty_folders() const {
+  int error = 0;
+  std::string problem;
+  const CacheFolder root = open_root(false, error, problem);
+  if (!root.valid()) return;
+  for (const std::string& kind : root.names()) {
+    const CacheFolder kind_folder = root.child(kind, false, error, problem);
+    if (!kind_folder.valid()) continue;
+    // rmdir refuses the folders still in use.
+    for (const std::string& shard : kind_folder.names()) kind_folder.remove_if_empty(shard);
+    root.remove_if_empty(kind);
+  }
 }
 
 }  // namespace kjit::cache

@@ -8,6 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include <sys/stat.h>
+
+#include "cache/cache_folder.h"
+
 namespace kjit::cache {
 
 /// Top folder of this layout; it moves together with kEntryFormatVersion and the digest function,
@@ -22,14 +26,19 @@ inline constexpr std::string_view kLockSuffix = ".lock";
 /// What a file found in the tree is for, judged by its name.
 enum class FileRole { kEntry, kTemp, kLock, kOther };
 
-/// One file found by CacheLayout::scan().
+/// One item found by CacheLayout::scan(): a file, or whatever else sits at a file's name (a
+/// directory, a FIFO, a link), which `regular` tells apart.
 struct CacheFile {
-  std::string path;            ///< full path
+  std::string path;            ///< full path, for messages
   std::string kind;            ///< the kind folder it sits in
+  std::string shard;           ///< the shard folder it sits in
+  std::string name;            ///< its name in the shard
   std::string stem;            ///< name without suffix: the digest for entries and locks
   FileRole role = FileRole::kOther;  ///< entry, temp, lock or other
+  bool regular = false;        ///< a regular file (anything else at an entry's name is bad)
   std::uint64_t size = 0;      ///< bytes
   std::int64_t mtime_ns = 0;   ///< modification time, nanoseconds since the epoch
+  struct stat st {};           ///< lstat as scanned (removals check the inode is unchanged)
 };
 
 /// Builds paths inside one cache folder and walks its files.
@@ -49,12 +58,26 @@ class CacheLayout {
   /// <shard>/<digest>.lock
   std::string lock_path(std::string_view kind, const std::string& digest) const;
 
-  /// Creates root, kind and shard folders (mode 0700) as needed; returns 0 or an errno value.
-  int ensure_shard(std::string_view kind, const std::string& digest) const;
+  /// Opens (with `create`, creating as needed) <root> itself, checked as below.
+  CacheFolder open_root(bool create, int& error, std::string& problem) const;
+  /// Opens (with `create`, creating as needed) the shard folder <root>/<kind>/<shard>, every
+  /// folder on the way checked (cache_folder.h). On failure `error` is an errno value (EPERM:
+  /// an unsafe folder, ELOOP: a link) and `problem` the sentence for the log.
+  CacheFolder open_shard(std::string_view kind, const std::string& shard, bool create, int& error,
+                         std::string& problem) const;
+  /// Creates root, kind and shard folders (mode 0700) as needed; returns 0 or an errno value
+  /// (with `problem` set).
+  int ensure_shard(std::string_view kind, const std::string& digest, std::string& problem) const;
 
-  /// Every file under root/<kind>/<shard>/ with its size and mtime, in no particular order.
-  /// Files that vanish while walking are skipped: other processes keep working meanwhile.
-  std::vector<CacheFile> scan() const;
+  /// Every item under root/<kind>/<shard>/ with its size and mtime, in no particular order.
+  /// Items that vanish while walking are skipped: other processes keep working meanwhile.
+  /// Folders that are links, not folders, or unsafe are not walked into; each adds a sentence
+  /// to `problems` when given.
+  std::vector<CacheFile> scan(std::vector<std::string>* problems = nullptr) const;
+  /// Removes a scanned item if it is still the one scanned (a folder with its contents).
+  bool remove(const CacheFile& file) const;
+  /// Removes shard and kind folders left empty (clear).
+  void remove_empty_folders() const;
 
  private:
   std::string dir_;

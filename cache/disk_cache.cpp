@@ -8,6 +8,7 @@
 
 #include <cerrno>
 
+#include "cache/cache_folder.h"
 #include "cache/digest.h"
 #include "cache/dir_safety.h"
 #include "cache/entry_file.h"
@@ -25,6 +26,13 @@ DirCheck check_folder(const CacheLayout& layout) {
   if (check.access != DirAccess::kReadWrite && check.access != DirAccess::kReadOnly) return check;
   DirCheck root = prepare_private_dir(layout.root());
   if (root.access == DirAccess::kUnsafe) return root;
+  // The layout tree is never reached through a link (cache_folder.h).
+  struct stat st {};
+  if (::lstat(layout.root().c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    root.access = DirAccess::kUnsafe;
+    root.reason = "'" + layout.root() + "' is " + file_type_name(st.st_mode) + ", not a folder";
+    return root;
+  }
   if (check.access == DirAccess::kReadWrite && root.access != DirAccess::kReadWrite) return root;
   return check;
 }
@@ -76,7 +84,18 @@ std::optional<Entry> DiskCache::get(std::string_view kind, const std::string& ke
   if (!readable_) return std::nullopt;
   const std::string digest = digest_hex(key_text);
   const std::string path = layout_.entry_path(kind, digest);
-  LoadedEntry loaded = load_entry_file(path, kind, digest, &key_text);
+  int error = 0;
+  std::string problem;
+  const CacheFolder shard = layout_.open_shard(kind, digest.substr(0, 2), false, error, problem);
+  if (!shard.valid()) {
+    // A folder that is a link or not private is worth a warning; anything else (ENOENT above
+    // all) is an ordinary miss, as an unreadable entry is.
+    if (error == EPERM || error == ELOOP) log().warn("cache entry '{}' not read: {}", path, problem);
+    else log().debug("cache entry '{}' not read: {}", path, problem);
+    return std::nullopt;
+  }
+  const std::string name = digest + std::string(kEntrySuffix);
+  LoadedEntry loaded = load_entry_file(shard, name, kind, digest, &key_text);
   switch (loaded.state) {
     case LoadedEntry::State::kMissing:
       return std::nullopt;
@@ -85,13 +104,13 @@ std::optional<Entry> DiskCache::get(std::string_view kind, const std::string& ke
       return std::nullopt;
     case LoadedEntry::State::kBad:
       log().warn("dropping cache entry '{}': {}", path, loaded.problem);
-      if (writable_) remove_if_unchanged(path, loaded.st);
+      if (writable_) shard.remove_item(name, loaded.st);
       return std::nullopt;
     case LoadedEntry::State::kGood:
       break;
   }
   // Best effort: a failed touch only makes the entry look older to prune().
-  if (writable_) ::utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
+  if (writable_) ::utimensat(shard.fd(), name.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
   return std::move(loaded.entry);
 }
 
@@ -105,25 +124,62 @@ bool DiskCache::put(std::string_view kind, const std::string& key_text, std::str
   } catch (const nlohmann::json::exception& e) {
     throw Error(Status::kErrorInvalidArgument, "cache entry metadata cannot be written", e.what());
   }
-  const std::string digest = digest_hex(key_text);
-  int error = write_entry(kind, digest, bytes);
-  // ENOENT: `kjit cache clear` removed the shard folder between mkdir and rename; once more.
-  if (error == ENOENT) error = write_entry(kind, digest, bytes);
-  if (error != 0) {
-    disable_writes("cannot write '" + layout_.entry_path(kind, digest) + "': " + errno_text(error));
+  const std::string path = entry_path(kind, key_text);
+  if (bytes.size() > kMaxEntryBytes) {
+    log().warn("not caching '{}': {} bytes, more than an entry may have", path, bytes.size());
     return false;
   }
-  note_written(bytes.size());
-  return true;
+  // Only what get() would accept is written, so a caller's mistake shows here, not as a miss.
+  if (DecodeResult check = decode_entry(bytes); !check)
+    throw Error(Status::kErrorInvalidArgument, "cache entry cannot be stored: " + check.reason);
+  const std::string digest = digest_hex(key_text);
+  std::string problem;
+  int error = write_entry(kind, digest, bytes, problem);
+  // ENOENT: `kjit cache clear` removed the shard folder between mkdir and rename; once more.
+  if (error == ENOENT) error = write_entry(kind, digest, bytes, problem);
+  if (error == 0) {
+    note_written(bytes.size());
+    return true;
+  }
+  if (error == EPERM || error == ELOOP || error == ENOTDIR || error == EISDIR) {
+    // This key's kind or shard folder, or its entry path, is spoiled; other keys still have
+    // theirs, unless the spoiled folder is the root of the tree.
+    int root_error = 0;
+    std::string root_problem;
+    if (layout_.open_root(false, root_error, root_problem).valid()) {
+      log().warn("not caching '{}': {}", path, problem);
+      return false;
+    }
+  }
+  disable_writes(problem);
+  return false;
 }
 
 int DiskCache::write_entry(std::string_view kind, const std::string& digest,
-                           const std::string& bytes) {
-  if (int error = layout_.ensure_shard(kind, digest); error != 0) return error;
+                           const std::string& bytes, std::string& problem) {
+  const std::string path = layout_.entry_path(kind, digest);
+  if (int error = layout_.ensure_shard(kind, digest, problem); error != 0) return error;
   AtomicFile file;
-  if (int error = file.open(layout_.entry_path(kind, digest)); error != 0) return error;
-  if (int error = file.write(bytes); error != 0) return error;
-  return file.commit();
+  int error = file.open(path);
+  if (error == 0) error = file.write(bytes);
+  if (error == 0) error = file.commit();
+  if (error == EISDIR || error == ENOTEMPTY || error == EEXIST) {
+    // A folder sits at the entry's name: it is in our private shard, so it is removed like any
+    // bad entry and the write tried once more.
+    int shard_error = 0;
+    const CacheFolder shard = layout_.open_shard(kind, digest.substr(0, 2), false, shard_error, problem);
+    const std::string name = digest + std::string(kEntrySuffix);
+    struct stat st {};
+    if (shard.valid() && shard.stat_item(name, st) == 0 && S_ISDIR(st.st_mode) &&
+        shard.remove_item(name, st)) {
+      log().warn("removed {} at cache entry path '{}'", file_type_name(st.st_mode), path);
+      error = file.open(path);
+      if (error == 0) error = file.write(bytes);
+      if (error == 0) error = file.commit();
+    }
+  }
+  if (error != 0) problem = "cannot write '" + path + "': " + errno_text(error);
+  return error;
 }
 
 void DiskCache::disable_writes(const std::string& why) {
@@ -154,7 +210,8 @@ KeyLock DiskCache::lock(std::string_view kind, const std::string& key_text) {
   require_kind(kind);
   if (!writable_) return KeyLock();
   const std::string digest = digest_hex(key_text);
-  if (layout_.ensure_shard(kind, digest) != 0) return KeyLock();
+  std::string problem;
+  if (layout_.ensure_shard(kind, digest, problem) != 0) return KeyLock();
   return KeyLock::acquire(layout_.lock_path(kind, digest));
 }
 

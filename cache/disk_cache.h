@@ -28,6 +28,7 @@ struct EntryInfo {
   std::string kind;                                ///< "cubin" or "tune"
   std::string key_text;                            ///< the full key text
   nlohmann::json metadata;                         ///< the entry's metadata
+  EntryMetadata facts;                             ///< its known fields, typed
   std::uint64_t payload_size = 0;                  ///< payload bytes
   std::chrono::system_clock::time_point mtime;     ///< last write or hit
   std::string path;                                ///< the entry file
@@ -39,6 +40,7 @@ struct VerifyReport {
   std::size_t ok = 0;                ///< entries that are valid
   std::size_t removed = 0;           ///< bad entries and stale temp files deleted
   std::vector<std::string> reasons;  ///< "<path>: <problem>" for every bad file
+  std::vector<std::string> unsafe;   ///< folders of the tree not walked into (links, unsafe), why
 };
 
 /// What prune() did.
@@ -78,10 +80,12 @@ class DiskCache {
   /// not writable. Pattern: get -> miss -> lock -> get again -> compile -> put -> unlock.
   KeyLock lock(std::string_view kind, const std::string& key_text);
 
-  /// Removes least-recently-used entries until their total is at most `max_bytes`; also removes
-  /// stale temp files. Skipped when another process is pruning the same folder.
+  /// Removes least-recently-used entries until their total is at most `max_bytes` (0: no cap,
+  /// as for the constructor); also removes stale temp files. Skipped when another process is
+  /// pruning the same folder.
   PruneReport prune(std::uint64_t max_bytes);
-  /// Checks every entry and removes bad ones and stale temp files.
+  /// Checks every entry and removes bad ones (anything at an entry's name that is not a valid
+  /// entry file, folders included) and stale temp files.
   VerifyReport verify();
   /// Removes every entry, temp file and idle lock file; returns the number of entries removed.
   std::size_t clear();
@@ -97,7 +101,8 @@ class DiskCache {
 
  private:
   void require_kind(std::string_view kind) const;
-  int write_entry(std::string_view kind, const std::string& digest, const std::string& bytes);
+  int write_entry(std::string_view kind, const std::string& digest, const std::string& bytes,
+                  std::string& problem);
   void disable_writes(const std::string& why);
   void note_written(std::uint64_t bytes);
   std::uint64_t remove_stale_temps(const std::vector<CacheFile>& files, VerifyReport* report);

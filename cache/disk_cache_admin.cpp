@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "cache/bundle.h"
 #include "cache/bundle_format.h"
@@ -46,7 +47,7 @@ std::uint64_t DiskCache::remove_stale_temps(const std::vector<CacheFile>& files,
   std::uint64_t removed = 0;
   for (const CacheFile& file : files) {
     if (file.role != FileRole::kTemp || file.mtime_ns > cutoff) continue;
-    if (::unlink(file.path.c_str()) != 0) continue;
+    if (!layout_.remove(file)) continue;
     ++removed;
     if (report) report->reasons.push_back(file.path + ": stale temp file from an interrupted write");
   }
@@ -56,6 +57,7 @@ std::uint64_t DiskCache::remove_stale_temps(const std::vector<CacheFile>& files,
 PruneReport DiskCache::prune(std::uint64_t max_bytes) {
   PruneReport report;
   if (!writable_) return report;
+  if (max_bytes == 0) max_bytes = std::numeric_limits<std::uint64_t>::max();  // 0: no cap
   // One pruner per folder at a time; a second one would only race to delete the same files.
   KeyLock guard = KeyLock::try_acquire(prune_lock_path());
   if (!guard.held()) return report;
@@ -63,7 +65,7 @@ PruneReport DiskCache::prune(std::uint64_t max_bytes) {
   remove_stale_temps(files, nullptr);
   std::vector<CacheFile> entries;
   for (CacheFile& file : files)
-    if (file.role == FileRole::kEntry) entries.push_back(std::move(file));
+    if (file.role == FileRole::kEntry && file.regular) entries.push_back(std::move(file));
   // get() touches mtime on every hit, so the oldest mtime is the least recently used.
   std::sort(entries.begin(), entries.end(),
             [](const CacheFile& a, const CacheFile& b) { return a.mtime_ns < b.mtime_ns; });
@@ -71,7 +73,7 @@ PruneReport DiskCache::prune(std::uint64_t max_bytes) {
   report.bytes_after = report.bytes_before;
   for (const CacheFile& entry : entries) {
     if (report.bytes_after <= max_bytes) break;
-    if (::unlink(entry.path.c_str()) != 0) continue;
+    if (!layout_.remove(entry)) continue;
     remove_idle_lock(lock_path_of(entry));
     report.bytes_after -= entry.size;
     ++report.removed;
@@ -85,20 +87,24 @@ PruneReport DiskCache::prune(std::uint64_t max_bytes) {
 VerifyReport DiskCache::verify() {
   VerifyReport report;
   if (!readable_) return report;
-  std::vector<CacheFile> files = layout_.scan();
+  std::vector<CacheFile> files = layout_.scan(&report.unsafe);
   if (writable_) report.removed += remove_stale_temps(files, &report);
   for (const CacheFile& file : files) {
     if (file.role != FileRole::kEntry) continue;
     ++report.checked;
-    LoadedEntry loaded = load_entry_file(file.path, file.kind, file.stem, nullptr);
+    LoadedEntry loaded = load_entry_at(layout_, file.kind, file.shard, file.name, file.stem, nullptr);
     if (loaded.state == LoadedEntry::State::kGood) {
       ++report.ok;
       continue;
     }
-    if (loaded.state == LoadedEntry::State::kMissing) continue;  // removed meanwhile
+    if (loaded.state == LoadedEntry::State::kMissing) {  // removed meanwhile
+      --report.checked;
+      continue;
+    }
     report.reasons.push_back(file.path + ": " + loaded.problem);
-    if (loaded.state == LoadedEntry::State::kBad && writable_ &&
-        remove_if_unchanged(file.path, loaded.st))
+    CacheFile judged = file;
+    judged.st = loaded.st;
+    if (loaded.state == LoadedEntry::State::kBad && writable_ && layout_.remove(judged))
       ++report.removed;
   }
   return report;
@@ -108,18 +114,13 @@ std::size_t DiskCache::clear() {
   if (!writable_) return 0;
   std::size_t removed = 0;
   for (const CacheFile& file : layout_.scan()) {
-    if (file.role == FileRole::kLock) {
+    if (file.role == FileRole::kLock && file.regular) {
       remove_idle_lock(file.path);
-    } else if (::unlink(file.path.c_str()) == 0 && file.role == FileRole::kEntry) {
+    } else if (layout_.remove(file) && file.role == FileRole::kEntry) {
       ++removed;
     }
   }
-  // Empty shard and kind folders go too; rmdir refuses the ones still in use.
-  for (const std::string& kind : list_folder(layout_.root())) {
-    const std::string kind_dir = layout_.root() + "/" + kind;
-    for (const std::string& shard : list_folder(kind_dir)) ::rmdir((kind_dir + "/" + shard).c_str());
-    ::rmdir(kind_dir.c_str());
-  }
+  layout_.remove_empty_folders();
   std::lock_guard<std::mutex> lock(size_mutex_);
   size_estimate_ = 0;
   size_known_ = true;
@@ -134,12 +135,13 @@ std::vector<EntryInfo> DiskCache::list() {
             [](const CacheFile& a, const CacheFile& b) { return a.mtime_ns < b.mtime_ns; });
   for (const CacheFile& file : files) {
     if (file.role != FileRole::kEntry) continue;
-    LoadedEntry loaded = load_entry_file(file.path, file.kind, file.stem, nullptr);
+    LoadedEntry loaded = load_entry_at(layout_, file.kind, file.shard, file.name, file.stem, nullptr);
     if (loaded.state != LoadedEntry::State::kGood) continue;
     EntryInfo info;
     info.kind = loaded.entry->kind;
     info.key_text = std::move(loaded.entry->key_text);
     info.metadata = std::move(loaded.entry->metadata);
+    info.facts = std::move(loaded.entry->facts);
     info.payload_size = loaded.entry->payload.size();
     info.mtime = std::chrono::system_clock::time_point(
         std::chrono::duration_cast<std::chrono::system_clock::duration>(
@@ -155,17 +157,27 @@ std::size_t DiskCache::export_bundle(const std::string& path) {
     return Error(Status::kErrorCacheIo, "cannot write cache bundle '" + path + "'",
                  errno_text(error));
   };
+  // Renaming the finished bundle into place would replace whatever the name holds: a link, a
+  // device node, another user's file. Checked before writing and again just before the rename.
+  auto require_replaceable = [&] {
+    if (std::string problem = replace_problem(path); !problem.empty())
+      throw Error(Status::kErrorCacheIo, "cannot write cache bundle '" + path + "': it " + problem +
+                                             "; kjit replaces only a regular file of yours");
+  };
+  require_replaceable();
   BundleWriter writer;
   if (int error = writer.open(path); error != 0) throw fail(error);
   if (readable_) {
     for (const CacheFile& file : layout_.scan()) {
       if (file.role != FileRole::kEntry) continue;
-      LoadedEntry loaded = load_entry_file(file.path, file.kind, file.stem, nullptr, true);
+      LoadedEntry loaded =
+          load_entry_at(layout_, file.kind, file.shard, file.name, file.stem, nullptr, true);
       if (loaded.state != LoadedEntry::State::kGood) continue;
       // The file bytes already are an encoded entry: copied as they are.
       if (int error = writer.add(file.kind, file.stem, loaded.bytes); error != 0) throw fail(error);
     }
   }
+  require_replaceable();
   if (int error = writer.commit(); error != 0) throw fail(error);
   return writer.count();
 }

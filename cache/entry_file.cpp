@@ -20,35 +20,46 @@ LoadedEntry with_state(LoadedEntry loaded, LoadedEntry::State state, std::string
 }
 
 // Read through one descriptor so the stat, the ownership check and the bytes all describe
-// the same inode even if the path is replaced while reading.
-int read_checked(const std::string& path, LoadedEntry& loaded, std::string& bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return errno;
+// the same inode even if the name is replaced while reading. Only a regular file of a
+// plausible size is read at all.
+int read_checked(const CacheFolder& shard, const std::string& name, LoadedEntry& loaded,
+                 std::string& bytes) {
+  const int fd = shard.open_item(name);
+  if (fd < 0) return -fd;
   int error = ::fstat(fd, &loaded.st) == 0 ? 0 : errno;
-  if (error == 0 && S_ISREG(loaded.st.st_mode)) error = read_all(fd, bytes);
+  const bool readable = S_ISREG(loaded.st.st_mode) &&
+                        static_cast<std::uint64_t>(loaded.st.st_size) <= kMaxEntryBytes;
+  if (error == 0 && readable) error = read_all(fd, kMaxEntryBytes, bytes);
   ::close(fd);
   return error;
 }
 
 }  // namespace
 
-LoadedEntry load_entry_file(const std::string& path, std::string_view kind,
+LoadedEntry load_entry_file(const CacheFolder& shard, const std::string& name, std::string_view kind,
                             const std::string& digest, const std::string* expected_key_text,
                             bool keep_bytes) {
   using State = LoadedEntry::State;
   LoadedEntry loaded;
   std::string bytes;
-  if (int error = read_checked(path, loaded, bytes); error != 0) {
-    // O_NOFOLLOW on a symlink fails with ELOOP: nothing we wrote, so it is bad, not missing.
-    if (error == ELOOP) {
-      ::lstat(path.c_str(), &loaded.st);
-      return with_state(std::move(loaded), State::kBad, "is a symbolic link");
-    }
+  if (int error = read_checked(shard, name, loaded, bytes); error != 0) {
     if (error == ENOENT) return with_state(std::move(loaded), State::kMissing, "no such file");
+    // A link (ELOOP under O_NOFOLLOW) or a socket (ENXIO) cannot be opened as a file: nothing
+    // we wrote, so it is bad, not unreadable.
+    if (shard.stat_item(name, loaded.st) == 0 && !S_ISREG(loaded.st.st_mode))
+      return with_state(std::move(loaded), State::kBad,
+                        "is " + file_type_name(loaded.st.st_mode) + ", not a regular file");
+    if (error == EFBIG)
+      return with_state(std::move(loaded), State::kBad, "grew past the size an entry may have");
     return with_state(std::move(loaded), State::kUnreadable, errno_text(error));
   }
   if (!S_ISREG(loaded.st.st_mode))
-    return with_state(std::move(loaded), State::kBad, "not a regular file");
+    return with_state(std::move(loaded), State::kBad, "is " + file_type_name(loaded.st.st_mode) +
+                                                          ", not a regular file");
+  if (static_cast<std::uint64_t>(loaded.st.st_size) > kMaxEntryBytes)
+    return with_state(std::move(loaded), State::kBad,
+                      std::to_string(loaded.st.st_size) + " bytes, more than an entry may have (" +
+                          std::to_string(kMaxEntryBytes) + ")");
   if (std::string unsafe = ownership_problem(loaded.st); !unsafe.empty())
     return with_state(std::move(loaded), State::kBad, "refused: " + unsafe);
   std::optional<std::string_view> expected;
@@ -67,11 +78,19 @@ LoadedEntry load_entry_file(const std::string& path, std::string_view kind,
   return loaded;
 }
 
-bool remove_if_unchanged(const std::string& path, const struct stat& seen) {
-  struct stat now {};
-  if (::lstat(path.c_str(), &now) != 0) return false;
-  if (now.st_dev != seen.st_dev || now.st_ino != seen.st_ino) return false;
-  return ::unlink(path.c_str()) == 0;
+LoadedEntry load_entry_at(const CacheLayout& layout, std::string_view kind, const std::string& shard,
+                          const std::string& name, const std::string& digest,
+                          const std::string* expected_key_text, bool keep_bytes) {
+  int error = 0;
+  std::string problem;
+  const CacheFolder folder = layout.open_shard(kind, shard, /*create=*/false, error, problem);
+  if (!folder.valid()) {
+    LoadedEntry loaded;
+    loaded.state = error == ENOENT ? LoadedEntry::State::kMissing : LoadedEntry::State::kUnreadable;
+    loaded.problem = problem;
+    return loaded;
+  }
+  return load_entry_file(folder, name, kind, digest, expected_key_text, keep_bytes);
 }
 
 }  // namespace kjit::cache

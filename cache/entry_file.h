@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "cache/cache_folder.h"
+#include "cache/cache_layout.h"
 #include "cache/entry_format.h"
 
 namespace kjit::cache {
@@ -17,25 +19,28 @@ struct LoadedEntry {
   enum class State {
     kGood,        ///< `entry` is set and may be used
     kMissing,     ///< no such file: an ordinary miss
-    kUnreadable,  ///< an I/O error; left in place, since it may be transient
-    kBad,         ///< torn, corrupt, stale, foreign or unsafe: should be removed
+    kUnreadable,  ///< an I/O error or an unsafe folder; left in place
+    kBad,         ///< torn, corrupt, stale, foreign, oversized, not a file: should be removed
   };
   State state = State::kMissing;  ///< what was found
   std::optional<Entry> entry;     ///< set when kGood
   std::string problem;            ///< why not kGood, for the log
-  struct stat st {};              ///< the file as it was read (for remove_if_unchanged)
+  struct stat st {};              ///< what was judged (removals check it is still there)
   std::string bytes;              ///< raw file bytes, kept only when asked for
 };
 
-/// Reads `path` without following symlinks and checks it: owned by us and not group/other
-/// writable, a valid entry of `kind` whose key hashes to `digest`, and equal to
+/// Reads item `name` of the checked `shard` folder without following a link or blocking on a
+/// FIFO, and checks it: a regular file owned by us and not group/other writable, at most
+/// kMaxEntryBytes, a valid entry of `kind` whose key hashes to `digest`, and equal to
 /// `expected_key_text` when given. `keep_bytes` keeps the raw bytes (bundle export).
-LoadedEntry load_entry_file(const std::string& path, std::string_view kind,
+LoadedEntry load_entry_file(const CacheFolder& shard, const std::string& name, std::string_view kind,
                             const std::string& digest, const std::string* expected_key_text,
                             bool keep_bytes = false);
 
-/// Unlinks `path` only if it is still the file described by `seen`: another process may have
-/// renamed a fresh entry over the bad one meanwhile, and that one must survive.
-bool remove_if_unchanged(const std::string& path, const struct stat& seen);
+/// The same for <root>/<kind>/<shard>/<name>, opening the folders on the way first; a folder
+/// that is unsafe or cannot be opened makes the entry kUnreadable (kMissing when absent).
+LoadedEntry load_entry_at(const CacheLayout& layout, std::string_view kind, const std::string& shard,
+                          const std::string& name, const std::string& digest,
+                          const std::string* expected_key_text, bool keep_bytes = false);
 
 }  // namespace kjit::cache

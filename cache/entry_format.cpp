@@ -7,6 +7,7 @@
 
 #include "cache/byte_io.h"
 #include "cache/digest.h"
+#include "runtime/bounded_json.h"
 
 namespace kjit::cache {
 namespace {
@@ -74,6 +75,9 @@ DecodeResult decode_entry(std::string_view bytes,
     return fail(EntryProblem::kTruncated, "file shorter than its magic");
   if (bytes.substr(0, kMagic.size()) != kMagic)
     return fail(EntryProblem::kBadMagic, "not a kjit cache entry");
+  if (bytes.size() > kMaxEntryBytes)
+    return fail(EntryProblem::kCorrupt, "larger than an entry may be (" +
+                                            std::to_string(kMaxEntryBytes) + " bytes)");
   ByteReader reader(bytes.substr(kMagic.size()));
   const std::uint32_t version = reader.get_u32();
   if (reader.ok() && version != kEntryFormatVersion)
@@ -93,12 +97,17 @@ DecodeResult decode_entry(std::string_view bytes,
     return fail(EntryProblem::kCorrupt, "checksum mismatch");
   if (expected_key_text && *expected_key_text != key_text)
     return fail(EntryProblem::kForeignKey, "entry holds a different key (digest collision or moved file)");
-  nlohmann::json metadata = nlohmann::json::parse(meta_text, nullptr, /*allow_exceptions=*/false);
-  if (metadata.is_discarded() || !is_valid_kind(kind))
-    return fail(EntryProblem::kCorrupt, "unreadable metadata or kind");
+  if (!is_valid_kind(kind)) return fail(EntryProblem::kCorrupt, "kind is not a folder name");
+  // Checksummed is not trusted: anyone who can write a file can compute the checksum, so the
+  // metadata is bounded and typed here, once, and an entry that fails is simply bad.
+  std::string problem;
+  std::optional<nlohmann::json> metadata = parse_json_bounded(meta_text, problem);
+  EntryMetadata facts;
+  if (metadata) problem = read_metadata(*metadata, facts);
+  if (!problem.empty()) return fail(EntryProblem::kCorrupt, "metadata: " + problem);
   DecodeResult result;
-  result.entry = Entry{std::string(kind), std::string(key_text), std::move(metadata),
-                       std::string(payload)};
+  result.entry = Entry{std::string(kind), std::string(key_text), std::move(*metadata),
+                       std::string(payload), std::move(facts)};
   return result;
 }
 

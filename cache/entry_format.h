@@ -9,18 +9,25 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/entry_metadata.h"
+
 namespace kjit::cache {
 
 /// Bumped whenever the byte layout or the checksum changes; older entries then read as stale
 /// and are replaced. Version 2 checksums with XXH3-64.
 inline constexpr std::uint32_t kEntryFormatVersion = 2;
 
+/// Largest encoded entry read or written: cubins and tuning logs are far smaller, and nothing
+/// larger is ever read into memory from a file or a bundle.
+inline constexpr std::uint64_t kMaxEntryBytes = std::uint64_t{64} << 20;
+
 /// One cached item: a compiled cubin or a tuning record, with the key it was made for.
 struct Entry {
   std::string kind;          ///< "cubin" or "tune"; also the folder the entry lives in
   std::string key_text;      ///< canonical key text built by the runtime; its digest names the file
-  nlohmann::json metadata;   ///< free-form facts (config, registers, compile ms, created time)
+  nlohmann::json metadata;   ///< free-form facts (config, registers, compile ms), an object
   std::string payload;       ///< the cached bytes themselves (binary-safe)
+  EntryMetadata facts;       ///< the known fields of `metadata`, typed (set by decode_entry)
 };
 
 /// Why a blob was refused by decode_entry.
@@ -29,7 +36,7 @@ enum class EntryProblem {
   kTruncated,     ///< shorter than its own lengths say: a torn or partial write
   kBadMagic,      ///< not an entry at all
   kStaleVersion,  ///< written by another format version
-  kCorrupt,       ///< checksum mismatch, trailing bytes or unreadable metadata
+  kCorrupt,       ///< checksum mismatch, trailing bytes, oversized, or unreadable metadata
   kForeignKey,    ///< a valid entry for a different key (a digest collision or a moved file)
 };
 

@@ -44,10 +44,22 @@ int write_fully(int fd, const char* data, std::size_t size, off_t offset, bool p
 
 std::string errno_text(int error) { return std::strerror(error); }
 
-int read_all(int fd, std::string& out) {
+std::string file_type_name(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "of unknown type";
+}
+
+int read_all(int fd, std::uint64_t max_bytes, std::string& out) {
   out.clear();
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<std::size_t>(st.st_size));
+  if (::fstat(fd, &st) == 0 && st.st_size > 0 && static_cast<std::uint64_t>(st.st_size) <= max_bytes)
+    out.reserve(static_cast<std::size_t>(st.st_size));
   char buffer[1 << 16];
   for (;;) {
     ssize_t n = ::read(fd, buffer, sizeof buffer);
@@ -56,16 +68,18 @@ int read_all(int fd, std::string& out) {
       return errno;
     }
     if (n == 0) return 0;
+    if (static_cast<std::uint64_t>(n) > max_bytes - out.size()) return EFBIG;
     out.append(buffer, static_cast<std::size_t>(n));
   }
 }
 
-int read_file(const std::string& path, std::string& out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return errno;
-  int error = read_all(fd, out);
-  ::close(fd);
-  return error;
+std::string replace_problem(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0)
+    return errno == ENOENT ? std::string() : "cannot be examined: " + errno_text(errno);
+  if (!S_ISREG(st.st_mode)) return "is " + file_type_name(st.st_mode);
+  if (st.st_uid != ::geteuid()) return "belongs to uid " + std::to_string(st.st_uid);
+  return {};
 }
 
 int make_private_dir(const std::string& path) {

@@ -3,6 +3,8 @@
 // They report errno values instead of throwing, because the disk cache degrades on I/O errors.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -15,11 +17,17 @@ inline constexpr std::string_view kTempSuffix = ".tmp";
 /// strerror text for an errno value, e.g. "No space left on device".
 std::string errno_text(int error);
 
-/// Reads the rest of an open descriptor into `out`; returns 0 or an errno value.
-int read_all(int fd, std::string& out);
+/// "a directory", "a FIFO", "a symbolic link", ... for messages about what sits at a path.
+std::string file_type_name(mode_t mode);
 
-/// Reads a whole file (opened with O_NOFOLLOW); returns 0 or an errno value.
-int read_file(const std::string& path, std::string& out);
+/// Reads the rest of an open descriptor into `out`; returns 0 or an errno value, EFBIG when
+/// there are more than `max_bytes` (nothing on disk is read without a bound).
+int read_all(int fd, std::uint64_t max_bytes, std::string& out);
+
+/// Empty when `path` may be replaced by a file kjit writes (export): it does not exist, or it is
+/// a regular file of the effective user. Otherwise what is there, e.g. "is a symbolic link",
+/// since renaming over it would turn a link, a device node or another user's file into ours.
+std::string replace_problem(const std::string& path);
 
 /// Creates `path` as a directory with mode 0700 unless it exists; returns 0 or an errno value.
 int make_private_dir(const std::string& path);

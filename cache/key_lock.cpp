@@ -53,7 +53,7 @@ KeyLock KeyLock::lock_path(const std::string& path, bool wait) {
   // Bounded: each retry means someone removed the file between our open and our flock, which
   // only idle-lock cleanup does, so a few rounds always settle.
   for (int attempt = 0; attempt < 64; ++attempt) {
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
     if (fd < 0) return KeyLock();
     if (flock_retrying(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) {
       ::close(fd);

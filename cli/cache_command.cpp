@@ -49,8 +49,17 @@ void report_verify(const CacheFlags& flags, cache::DiskCache& disk,
   }
   report(flags,
          {{"cache_dir", disk.dir()}, {"checked", found.checked}, {"ok", found.ok},
-          {"removed", found.removed}, {"left", left}, {"reasons", found.reasons}},
+          {"removed", found.removed}, {"left", left}, {"reasons", found.reasons},
+          {"unsafe", found.unsafe}},
          text);
+  if (!found.unsafe.empty()) {
+    // Folders that are links, or writable by others: kjit neither reads nor deletes in them.
+    std::fprintf(stderr,
+                 "kjit: error: %zu folders in '%s' are not private to you or not folders; kjit "
+                 "leaves them alone (remove them, or 'chmod go-w' them)\n",
+                 found.unsafe.size(), disk.dir().c_str());
+    throw CLI::RuntimeError(4);
+  }
   if (left > 0) {
     std::fprintf(stderr, "kjit: error: %zu bad entries in '%s' could not be removed\n", left,
                  disk.dir().c_str());
@@ -64,9 +73,10 @@ void run_verify(const CacheFlags& flags) {
   const cache::VerifyReport report = disk->verify();
   std::string text;
   for (const std::string& reason : report.reasons) text += "  " + reason + "\n";
+  for (const std::string& folder : report.unsafe) text += "  " + folder + "\n";
   text += format("verified %s: %zu checked, %zu ok, %zu removed%s\n", disk->dir().c_str(),
                  report.checked, report.ok, report.removed,
-                 report.ok == report.checked ? " (all ok)" : "");
+                 report.ok == report.checked && report.unsafe.empty() ? " (all ok)" : "");
   report_verify(flags, *disk, report, text);
 }
 
@@ -76,16 +86,18 @@ void run_prune(const CacheFlags& flags) {
     auto parsed = parse_byte_size(flags.max_size);
     if (!parsed)
       throw Error(Status::kErrorInvalidArgument,
-                  "--max-size: '" + flags.max_size + "' is not a size such as 500M or 2G");
+                  "--max-size: '" + flags.max_size +
+                      "' is not a size such as 500M or 2G (at most 2^64 - 1 bytes; 0: no cap)");
     limit = *parsed;
   }
   auto disk = open_disk_cache(flags.cache_dir, true);
   const cache::PruneReport pruned = disk->prune(limit);
+  const std::string cap = limit == 0 ? "no cap (0)" : "at most " + size_text(limit);
   report(flags,
          {{"cache_dir", disk->dir()}, {"max_bytes", limit}, {"removed", pruned.removed},
           {"bytes_before", pruned.bytes_before}, {"bytes_after", pruned.bytes_after}},
-         format("pruned %s to at most %s: removed %zu entries, %s -> %s\n", disk->dir().c_str(),
-                size_text(limit).c_str(), pruned.removed, size_text(pruned.bytes_before).c_str(),
+         format("pruned %s to %s: removed %zu entries, %s -> %s\n", disk->dir().c_str(),
+                cap.c_str(), pruned.removed, size_text(pruned.bytes_before).c_str(),
                 size_text(pruned.bytes_after).c_str()));
 }
 
@@ -146,7 +158,8 @@ void add_cache_command(CLI::App& app) {
   auto flags = std::make_shared<CacheFlags>();
   auto* command =
       app.add_subcommand("cache", "Check, shrink, empty, export or import the disk cache");
-  command->require_subcommand(1);
+  // At most one verb, checked below when there is none (see main.cpp for why not "exactly one").
+  command->require_subcommand(0, 1);
   // Lets --cache-dir come before or after the verb: `kjit cache verify --cache-dir DIR`.
   command->fallthrough();
   add_cache_dir_option(*command, flags->cache_dir);
@@ -160,7 +173,8 @@ void add_cache_command(CLI::App& app) {
   });
   auto* prune = command->add_subcommand("prune", "Remove least recently used entries over a size");
   prune->add_option("--max-size", flags->max_size,
-                    "size to prune to, e.g. 500M (default: KJIT_CACHE_MAX_SIZE, else 2G)");
+                    "size to prune to, e.g. 500M; 0 means no cap, as for KJIT_CACHE_MAX_SIZE "
+                    "(default: KJIT_CACHE_MAX_SIZE, else 2G); `cache clear` empties the cache");
   prune->callback([flags] { run_prune(*flags); });
   command->add_subcommand("clear", "Remove every entry")->callback([flags] { run_clear(*flags); });
   auto* exporter = command->add_subcommand("export", "Write every entry into one bundle file");
@@ -169,6 +183,11 @@ void add_cache_command(CLI::App& app) {
   auto* importer = command->add_subcommand("import", "Add every entry of a bundle file");
   importer->add_option("file", flags->file, "bundle file to read")->required();
   importer->callback([flags] { run_import(*flags); });
+  command->callback([command] {
+    if (command->get_subcommands().empty())
+      throw Error(Status::kErrorInvalidArgument,
+                  "cache: name what to do: " + command_names(*command));
+  });
 }
 
 }  // namespace kjit::cli

@@ -19,6 +19,7 @@
 #include "cli/shapes.h"
 #include "cli/spec_file.h"
 #include "kjit/error.hpp"
+#include "runtime/bounded_json.h"
 #include "runtime/compiler/kernel_key.h"
 #include "runtime/op_tools.h"
 #include "runtime/ops/rowwise/rowwise_heuristics.h"
@@ -44,22 +45,28 @@ std::string digest_of(const cache::EntryInfo& info) {
   return name.substr(0, name.find('.'));
 }
 
-/// Key texts are JSON objects; anything else (a foreign kind) reads as an empty object.
+/// Key texts are JSON objects; anything else (a foreign kind, a forged entry) reads as an empty
+/// object.
 json key_fields(const std::string& key_text) {
-  json parsed = json::parse(key_text, nullptr, false);
-  return parsed.is_object() ? parsed : json::object();
+  std::string problem;
+  std::optional<json> parsed = parse_json_bounded(key_text, problem);
+  return parsed && parsed->is_object() ? *parsed : json::object();
+}
+
+/// A string field of a key, or `fallback` when it is absent or not a string.
+std::string key_string(const json& fields, const char* name, const std::string& fallback) {
+  const auto found = fields.find(name);
+  return found != fields.end() && found->is_string() ? found->get<std::string>() : fallback;
 }
 
 std::string entry_kernel(const cache::EntryInfo& info) {
-  if (info.metadata.contains("kernel") && info.metadata["kernel"].is_string())
-    return info.metadata["kernel"];
-  return key_fields(info.key_text).value("kernel", "-");
+  if (info.facts.kernel) return *info.facts.kernel;
+  return key_string(key_fields(info.key_text), "kernel", "-");
 }
 
 std::string entry_arch(const cache::EntryInfo& info) {
-  if (info.metadata.contains("arch") && info.metadata["arch"].is_number_integer())
-    return "sm_" + std::to_string(info.metadata["arch"].get<int>());
-  return key_fields(info.key_text).value("arch", "-");
+  if (info.facts.arch) return "sm_" + std::to_string(*info.facts.arch);
+  return key_string(key_fields(info.key_text), "arch", "-");
 }
 
 long long age_seconds(std::chrono::system_clock::time_point mtime) {
@@ -77,13 +84,13 @@ std::string age_text(std::chrono::system_clock::time_point mtime) {
 
 // Entries compiled without a ptxas report (NVRTC answered from its own cache) have no resource
 // fields: those read as null / "-", never as a misleading 0.
-json registers_of(const json& metadata) {
-  return metadata.contains("registers") ? metadata["registers"] : json();
+json registers_of(const cache::EntryMetadata& facts) {
+  return facts.registers ? json(*facts.registers) : json();
 }
 
-json spill_bytes_of(const json& metadata) {
-  if (!metadata.contains("spill_stores")) return json();
-  return metadata.value("spill_stores", 0) + metadata.value("spill_loads", 0);
+json spill_bytes_of(const cache::EntryMetadata& facts) {
+  if (!facts.spill_stores) return json();
+  return *facts.spill_stores + facts.spill_loads.value_or(0);
 }
 
 std::string cell(const json& value) { return value.is_null() ? "-" : value.dump(); }
@@ -93,10 +100,10 @@ ordered_json entry_json(const cache::EntryInfo& info) {
           {"kind", info.kind},
           {"kernel", entry_kernel(info)},
           {"arch", entry_arch(info)},
-          {"registers", registers_of(info.metadata)},
-          {"spill_bytes", spill_bytes_of(info.metadata)},
+          {"registers", registers_of(info.facts)},
+          {"spill_bytes", spill_bytes_of(info.facts)},
           {"payload_bytes", info.payload_size},
-          {"compile_ms", info.metadata.value("compile_ms", 0.0)},
+          {"compile_ms", info.facts.compile_ms.value_or(0.0)},
           {"age_s", age_seconds(info.mtime)},
           {"path", info.path}};
 }
@@ -117,9 +124,9 @@ void list_entries(cache::DiskCache& disk, bool as_json) {
   std::uint64_t total = 0;
   for (const auto& info : entries) {
     table.add({digest_of(info).substr(0, 12), info.kind, entry_kernel(info), entry_arch(info),
-               cell(registers_of(info.metadata)), cell(spill_bytes_of(info.metadata)),
+               cell(registers_of(info.facts)), cell(spill_bytes_of(info.facts)),
                std::to_string(info.payload_size),
-               format("%.0f", info.metadata.value("compile_ms", 0.0)), age_text(info.mtime)});
+               format("%.0f", info.facts.compile_ms.value_or(0.0)), age_text(info.mtime)});
     total += info.payload_size;
   }
   table.print();
@@ -140,13 +147,14 @@ void print_log(cache::DiskCache& disk, const std::string& prefix) {
                                                    std::to_string(found.size()) +
                                                    " entries; give more of the key");
   const cache::EntryInfo& info = found.front();
-  const ordered_json key = ordered_json::parse(info.key_text, nullptr, false);
+  std::string problem;
+  const std::optional<ordered_json> key = parse_ordered_json_bounded(info.key_text, problem);
   std::printf("key:      %s\n", digest_of(info).c_str());
   std::printf("kind:     %s\n", info.kind.c_str());
   std::printf("file:     %s\n", info.path.c_str());
   std::printf("payload:  %llu bytes\n", static_cast<unsigned long long>(info.payload_size));
   std::printf("age:      %s\n", age_text(info.mtime).c_str());
-  std::printf("key text:\n%s\n", key.is_discarded() ? info.key_text.c_str() : key.dump(2).c_str());
+  std::printf("key text:\n%s\n", key ? key->dump(2).c_str() : info.key_text.c_str());
   std::printf("metadata:\n%s\n", info.metadata.dump(2).c_str());
 }
 
@@ -173,7 +181,8 @@ std::vector<std::string> miss_hints(const std::vector<cache::EntryInfo>& entries
   std::vector<std::string> hints;
   for (const auto& info : entries) {
     const json theirs = key_fields(info.key_text);
-    if (info.kind != kCubinKind || theirs.value("kernel", "") != ours.value("kernel", "")) continue;
+    if (info.kind != kCubinKind || key_string(theirs, "kernel", "") != key_string(ours, "kernel", ""))
+      continue;
     hints.push_back("entry " + digest_of(info).substr(0, 12) + " has this kernel with " +
                     key_differences(ours, theirs));
   }
@@ -231,10 +240,10 @@ Explanation explain_call(const SpecCall& call, int arch, cache::DiskCache& disk)
 
 std::string cache_status(const Explanation& x, const std::string& dir) {
   if (x.entry) {
-    const json& meta = x.entry->metadata;
-    return "cached in " + dir + ": " + cell(registers_of(meta)) + " registers, " +
-           cell(spill_bytes_of(meta)) + " B spilled, " + std::to_string(x.entry->payload_size) +
-           format(" B cubin, compiled in %.0f ms, ", meta.value("compile_ms", 0.0)) +
+    const cache::EntryMetadata& facts = x.entry->facts;
+    return "cached in " + dir + ": " + cell(registers_of(facts)) + " registers, " +
+           cell(spill_bytes_of(facts)) + " B spilled, " + std::to_string(x.entry->payload_size) +
+           format(" B cubin, compiled in %.0f ms, ", facts.compile_ms.value_or(0.0)) +
            age_text(x.entry->mtime) + " ago";
   }
   if (!x.bundle.empty()) return "cached in the bundle " + x.bundle + " (KJIT_CACHE_BUNDLE)";

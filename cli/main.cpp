@@ -6,13 +6,16 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/shapes.h"
 #include "kjit/error.hpp"
 #include "kjit/kjit.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"kjit: JIT-compiled softmax-family GPU kernels"};
   app.set_version_flag("--version", std::string("kjit ") + kjit_version());
-  app.require_subcommand(1);
+  // At most one: with "exactly one", CLI11 answers `kjit frob` with "A subcommand is required"
+  // instead of naming frob. A missing command is caught after parsing.
+  app.require_subcommand(0, 1);
   kjit::cli::add_info_command(app);
   kjit::cli::add_compile_command(app);
   kjit::cli::add_demo_command(app);
@@ -23,6 +26,10 @@ int main(int argc, char** argv) {
   kjit::cli::add_cache_command(app);
   try {
     app.parse(argc, argv);
+    if (app.get_subcommands().empty())
+      throw kjit::Error(kjit::Status::kErrorInvalidArgument,
+                        "a command is required: " + kjit::cli::command_names(app) +
+                            " (kjit --help tells more)");
   } catch (const CLI::Error& e) {
     // Parse errors, --help, --version, and a command's own exit code (CLI::RuntimeError).
     return app.exit(e);

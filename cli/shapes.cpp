@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "kjit/error.hpp"
+#include "runtime/compiler/kernel_compiler.h"
 #include "runtime/driver/nominal_device.h"
 #include "runtime/ops/rowwise/rowwise_heuristics.h"
 
@@ -13,10 +14,19 @@ namespace kjit::cli {
 
 int parse_arch(const std::string& text, const char* flag) {
   std::string digits = text.rfind("sm_", 0) == 0 ? text.substr(3) : text;
-  if (!digits.empty() && std::all_of(digits.begin(), digits.end(), ::isdigit) && digits.size() <= 3)
-    return std::stoi(digits);
-  throw Error(Status::kErrorInvalidArgument,
-              std::string(flag) + ": '" + text + "' is not an arch such as sm_90");
+  const bool numeric = !digits.empty() && digits.size() <= 3 &&
+                       std::all_of(digits.begin(), digits.end(),
+                                   [](char c) { return c >= '0' && c <= '9'; });
+  if (!numeric)
+    throw Error(Status::kErrorInvalidArgument,
+                std::string(flag) + ": '" + text + "' is not an arch such as sm_90");
+  const int arch = std::stoi(digits);
+  try {
+    require_target_arch(arch);
+  } catch (const Error& e) {
+    throw Error(Status::kErrorInvalidArgument, std::string(flag) + ": " + e.what());
+  }
+  return arch;
 }
 
 DeviceProps target_device(int arch, bool* on_gpu) {
@@ -37,6 +47,13 @@ DeviceProps target_device(int arch, bool* on_gpu) {
   if (arch == 0)
     throw Error(Status::kErrorInvalidArgument, "--arch: no GPU here; name a target such as sm_90");
   return nominal_device(arch);
+}
+
+std::string command_names(const CLI::App& command) {
+  std::string names;
+  for (const CLI::App* sub : command.get_subcommands([](const CLI::App*) { return true; }))
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  return names;
 }
 
 bool gpu_present() {

@@ -6,17 +6,23 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "kjit/types.hpp"
 #include "runtime/driver/context.h"
 
 namespace kjit::cli {
 
-/// "sm_90" or "90" -> 90; throws Error(kErrorInvalidArgument) naming `flag` otherwise.
+/// "sm_90" or "90" -> 90, for an arch kjit can compile for (require_target_arch); throws
+/// Error(kErrorInvalidArgument) naming `flag` otherwise.
 int parse_arch(const std::string& text, const char* flag);
 
 /// The device behind the current context, or nominal properties of `arch` when `arch` is given
 /// or there is no GPU. `arch` 0 means "the GPU's own"; without a GPU that is an error.
 DeviceProps target_device(int arch, bool* on_gpu);
+
+/// "info, compile, demo, ...": the subcommands of `command`, for errors that ask for one.
+std::string command_names(const CLI::App& command);
 
 /// True when a driver and at least one GPU are here (never throws).
 bool gpu_present();

@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/spec_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <cstring>
+#include <optional>
 
 #include "autotune/tune_report.h"
 #include "kjit/error.hpp"
+#include "runtime/bounded_json.h"
 #include "runtime/op_tools.h"
 
 namespace kjit::cli {
@@ -14,8 +20,40 @@ namespace {
 
 using nlohmann::ordered_json;
 
+// A spec lists shapes: a few kilobytes. Anything near this is a wrong file (or /dev/zero).
+constexpr std::size_t kMaxSpecBytes = std::size_t{16} << 20;
+// A deployment's shapes number in the hundreds; a spec beyond this is a mistake.
+constexpr std::size_t kMaxSpecCalls = 100000;
+
 [[noreturn]] void reject(const std::string& where, const std::string& what) {
   throw Error(Status::kErrorInvalidArgument, where + ": " + what);
+}
+
+/// Reads the spec at `path` into `text`: a regular file or a pipe (`--spec <(...)`), at most
+/// kMaxSpecBytes. Returns "" or the reason, with errno's text where there is one.
+std::string read_spec_text(const std::string& path, std::string& text) {
+  // O_NONBLOCK for the open only: a FIFO without a writer then reads as empty instead of
+  // waiting forever; the reads themselves block as usual.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::strerror(errno);
+  struct stat st {};
+  std::string problem;
+  if (::fstat(fd, &st) != 0) problem = std::strerror(errno);
+  else if (S_ISDIR(st.st_mode)) problem = "it is a directory";
+  else if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) problem = "it is not a regular file or a pipe";
+  else if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) problem = std::strerror(errno);
+  char buffer[1 << 16];
+  while (problem.empty()) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) problem = std::strerror(errno);
+    if (n <= 0) break;
+    if (text.size() + static_cast<std::size_t>(n) > kMaxSpecBytes)
+      problem = "longer than " + std::to_string(kMaxSpecBytes >> 20) + " MiB, too long for a spec";
+    else text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return problem;
 }
 
 /// The call fields a spec field sets.
@@ -86,6 +124,12 @@ void parse_entry(const ordered_json& entry, const std::string& where, std::vecto
     std::vector<std::string> fields;
     for (const auto& item : entry.items())
       if (item.key() != "ops" && reads_any(*tools, item.key())) fields.push_back(item.key());
+    // Counted before expanding: lists multiply, and a few long ones would not fit in memory.
+    std::size_t count = 1;
+    for (const std::string& field : fields)
+      count = std::min(count * entry.at(field).size(), kMaxSpecCalls + 1);  // < 2^17 * 2^24
+    if (count > kMaxSpecCalls - calls.size())
+      reject(where, "expands to more than " + std::to_string(kMaxSpecCalls) + " calls");
     std::vector<SpecCall> expanded;
     expand(entry, fields, 0, SpecCall{{"op", op}}, expanded);
     for (SpecCall& call : expanded) {
@@ -102,12 +146,11 @@ void parse_entry(const ordered_json& entry, const std::string& where, std::vecto
 }  // namespace
 
 std::vector<SpecCall> parse_spec(const std::string& text, const std::string& origin) {
-  ordered_json document;
-  try {
-    document = ordered_json::parse(text);
-  } catch (const ordered_json::parse_error& e) {
-    reject(origin, std::string("not valid JSON: ") + e.what());
-  }
+  // Depth-limited: the error texts below print values, and printing recurses once per level.
+  std::string problem;
+  std::optional<ordered_json> parsed = parse_ordered_json_bounded(text, problem);
+  if (!parsed) reject(origin, "not valid JSON: " + problem);
+  const ordered_json& document = *parsed;
   std::vector<SpecCall> calls;
   if (document.is_object()) {
     parse_entry(document, origin, calls);
@@ -121,11 +164,10 @@ std::vector<SpecCall> parse_spec(const std::string& text, const std::string& ori
 }
 
 std::vector<SpecCall> load_spec_file(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) reject("--spec", "cannot read '" + path + "'");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_spec(text.str(), path);
+  std::string text;
+  if (std::string problem = read_spec_text(path, text); !problem.empty())
+    reject("--spec", "cannot read '" + path + "': " + problem);
+  return parse_spec(text, path);
 }
 
 std::string describe(const SpecCall& call) { return describe_problem(call); }

@@ -2,6 +2,7 @@
 // The C API: a thin shell over kjit::Runtime that turns exceptions into status codes.
 #include "kjit/kjit.h"
 
+#include <cstring>
 #include <string>
 
 #include "kjit/kjit.hpp"
@@ -21,11 +22,23 @@ std::string& last_error() {
 
 namespace {
 
+// Taken by reference and read as an int: a C caller may pass any int, and loading a value no
+// enumerator covers through the enum type is undefined behaviour in C++.
+kjit::DType dtype_of(const kjit_dtype& value, const char* name) {
+  int raw = 0;
+  static_assert(sizeof raw == sizeof value, "kjit_dtype is int-sized");
+  std::memcpy(&raw, &value, sizeof raw);
+  if (raw < static_cast<int>(KJIT_F32) || raw > static_cast<int>(KJIT_I64))
+    throw kjit::Error(kjit::Status::kErrorInvalidArgument,
+                      std::string(name) + ": " + std::to_string(raw) + " is not a kjit_dtype");
+  return static_cast<kjit::DType>(raw);
+}
+
 kjit::RowwiseArgs rowwise_args(const void* in, int64_t in_row_stride, void* out,
                                int64_t out_row_stride, int64_t rows, int64_t cols,
-                               kjit_dtype in_dtype, kjit_dtype out_dtype) {
+                               const kjit_dtype& in_dtype, const kjit_dtype& out_dtype) {
   return {in, in_row_stride, out, out_row_stride, rows, cols,
-          static_cast<kjit::DType>(in_dtype), static_cast<kjit::DType>(out_dtype)};
+          dtype_of(in_dtype, "in_dtype"), dtype_of(out_dtype, "out_dtype")};
 }
 
 }  // namespace
@@ -73,14 +86,14 @@ kjit_status kjit_softmax_topk(kjit_runtime* rt, const void* logits, int64_t row_
     args.row_stride = row_stride;
     args.rows = rows;
     args.cols = cols;
-    args.in_dtype = static_cast<kjit::DType>(in_dtype);
+    args.in_dtype = dtype_of(in_dtype, "in_dtype");
     args.k = k;
     args.k_per_row = k_per_row;
     args.temperature = temperature;
     args.flags = flags;
     args.probs_out = probs_out;
     args.idx_out = idx_out;
-    args.idx_dtype = static_cast<kjit::DType>(idx_dtype);
+    args.idx_dtype = dtype_of(idx_dtype, "idx_dtype");
     runtime_of(rt).softmax_topk(args, stream);
   });
 }

@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <limits>
 
 #include "kjit/error.hpp"
 
@@ -42,17 +43,26 @@ std::optional<TuneMode> parse_tune_mode(const std::string& text) {
 }
 
 std::optional<std::uint64_t> parse_byte_size(const std::string& text) {
-  if (text.empty()) return std::nullopt;
   std::size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  if (digits == 0 || digits > 15) return std::nullopt;
-  std::uint64_t value = std::stoull(text.substr(0, digits));
-  std::string suffix = text.substr(digits);
-  if (suffix.empty() || suffix == "B") return value;
-  if (suffix == "K" || suffix == "KB") return value << 10;
-  if (suffix == "M" || suffix == "MB") return value << 20;
-  if (suffix == "G" || suffix == "GB") return value << 30;
-  return std::nullopt;
+  std::uint64_t value = 0;
+  for (; digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])); ++digits) {
+    const std::uint64_t digit = static_cast<std::uint64_t>(text[digits] - '0');
+    if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) return std::nullopt;
+    value = value * 10 + digit;
+  }
+  if (digits == 0) return std::nullopt;
+  const std::string suffix = text.substr(digits);
+  int shift = -1;
+  if (suffix.empty() || suffix == "B") shift = 0;
+  if (suffix == "K" || suffix == "KB") shift = 10;
+  if (suffix == "M" || suffix == "MB") shift = 20;
+  if (suffix == "G" || suffix == "GB") shift = 30;
+  if (suffix == "T" || suffix == "TB") shift = 40;
+  if (shift < 0) return std::nullopt;
+  // A size that does not fit 64 bits is refused, never wrapped (a wrapped cap of 0 or a few
+  // bytes would empty the cache).
+  if (value > (std::numeric_limits<std::uint64_t>::max() >> shift)) return std::nullopt;
+  return value << shift;
 }
 
 RuntimeOptions RuntimeOptions::from_environment() { return read_env_settings(); }
@@ -76,7 +86,7 @@ EnvSettings read_env_settings() {
     auto bytes = parse_byte_size(cap);
     if (!bytes)
       throw Error(Status::kErrorInvalidArgument,
-                  "KJIT_CACHE_MAX_SIZE='" + cap + "' is not a size such as 500M or 2G");
+                  "KJIT_CACHE_MAX_SIZE='" + cap + "' is not a size such as 500M or 2G (0: no cap)");
     settings.cache_max_bytes = *bytes;
   }
   return settings;

@@ -22,7 +22,9 @@ std::string read_log_level();
 
 /// Parses "off" / "cached" / "first-use".
 std::optional<TuneMode> parse_tune_mode(const std::string& text);
-/// Parses sizes such as "1048576", "500M", "2G".
+/// Parses sizes such as "1048576", "500M", "2G", "1T" (powers of 1024); nullopt for anything
+/// else, including sizes above 2^64 - 1. As a size cap (KJIT_CACHE_MAX_SIZE, `kjit cache prune
+/// --max-size`), 0 means no cap.
 std::optional<std::uint64_t> parse_byte_size(const std::string& text);
 
 }  // namespace kjit

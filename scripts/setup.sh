@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installs what kjit builds with (Debian/Ubuntu packages; python3-dev and python3-venv for the
 # Python package), unless it is already there. The CUDA Toolkit (12 or newer: NVRTC and cuda.h)
-# must already be installed; it is not a Debian package.
+# must already be installed; it is not a Debian package. Extra package names given as arguments
+# are installed too (scripts/sanitize.sh: clang).
 set -euo pipefail
 packages=(cmake ninja-build g++ nlohmann-json3-dev libspdlog-dev doctest-dev libcli11-dev libxxhash-dev
-          python3-dev python3-venv)
+          python3-dev python3-venv "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -22,8 +22,16 @@ struct CompiledKernel {
   double compile_ms = 0.0;  ///< 0 when it came from a cache
 };
 
+/// The archs kjit compiles for: those of nvrtc_supported_archs() from sm_80 on.
+std::vector<int> target_archs();
+
+/// Throws Error(kErrorInvalidArgument) naming the supported archs unless `arch` is one of
+/// target_archs(): every tool checks an arch here before planning anything for it.
+void require_target_arch(int arch);
+
 /// Compiles `spec` for sm_<arch> with NVRTC (always; caching is the caller's business).
-/// Throws Error(kErrorCompile) with the log when NVRTC rejects it.
+/// Throws Error(kErrorInvalidArgument) for an arch require_target_arch refuses, and
+/// Error(kErrorCompile) with the log when NVRTC rejects the source.
 CompiledKernel compile_kernel(const KernelSpec& spec, int arch);
 
 }  // namespace kjit

@@ -33,21 +33,21 @@ nlohmann::json metadata_of(const CompiledKernel& kernel) {
 /// Rebuilds a CompiledKernel from a cache entry; nullptr when its metadata is incomplete.
 std::shared_ptr<const CompiledKernel> from_entry(const cache::Entry& entry, const KernelSpec& spec,
                                                  int arch, const std::string& key_text) {
-  const auto& meta = entry.metadata;
-  if (!meta.contains("lowered_name") || entry.payload.empty()) return nullptr;
+  const cache::EntryMetadata& facts = entry.facts;
+  if (!facts.lowered_name || entry.payload.empty()) return nullptr;
   auto kernel = std::make_shared<CompiledKernel>();
   kernel->spec = spec;
   kernel->arch = arch;
   kernel->key_text = key_text;
   kernel->key_digest = kernel_key_digest(key_text);
   kernel->cubin.assign(entry.payload.begin(), entry.payload.end());
-  kernel->lowered_name = meta.value("lowered_name", "");
-  kernel->usage.registers = meta.value("registers", 0);
-  kernel->usage.spill_stores = meta.value("spill_stores", 0);
-  kernel->usage.spill_loads = meta.value("spill_loads", 0);
-  kernel->usage.stack_frame = meta.value("stack_frame", 0);
-  kernel->usage.static_smem = meta.value("static_smem", 0);
-  kernel->usage.found = meta.contains("registers");
+  kernel->lowered_name = *facts.lowered_name;
+  kernel->usage.registers = facts.registers.value_or(0);
+  kernel->usage.spill_stores = facts.spill_stores.value_or(0);
+  kernel->usage.spill_loads = facts.spill_loads.value_or(0);
+  kernel->usage.stack_frame = facts.stack_frame.value_or(0);
+  kernel->usage.static_smem = facts.static_smem.value_or(0);
+  kernel->usage.found = facts.registers.has_value();
   return kernel;
 }
 

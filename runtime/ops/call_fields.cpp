@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/ops/call_fields.h"
 
+#include <cstdint>
+
 #include "kjit/error.hpp"
 
 namespace kjit {
@@ -28,8 +30,18 @@ std::int64_t integer_field(const nlohmann::json& call, const char* name, std::in
     if (fallback < 0) reject(name, "is required");
     return fallback;
   }
-  if (!found->is_number_integer()) reject(name, "must be an integer, not " + found->dump());
+  const bool fits = found->is_number_integer() &&
+                   !(found->is_number_unsigned() &&
+                     found->get<std::uint64_t>() > std::uint64_t(INT64_MAX));
+  if (!fits) reject(name, "must be an integer of 64 bits, not " + found->dump());
   return found->get<std::int64_t>();
+}
+
+std::int64_t rows_field(const nlohmann::json& call) {
+  const std::int64_t rows = integer_field(call, "rows", 1);
+  if (rows < 1 || rows > kMaxRows)
+    reject("rows", "must be in 1..2^40 (kMaxRows; got " + std::to_string(rows) + ")");
+  return rows;
 }
 
 DType dtype_field(const nlohmann::json& call, const char* name, DType fallback) {

@@ -17,6 +17,8 @@ namespace kjit {
 std::string string_field(const nlohmann::json& call, const char* name, const std::string& fallback = {});
 /// Field `name` as an integer; `fallback` when absent (a negative fallback: required).
 std::int64_t integer_field(const nlohmann::json& call, const char* name, std::int64_t fallback = -1);
+/// Field "rows" (default 1), which must be in 1..kMaxRows.
+std::int64_t rows_field(const nlohmann::json& call);
 /// Field `name` as a dtype name; `fallback` when absent.
 DType dtype_field(const nlohmann::json& call, const char* name, DType fallback);
 

@@ -3,11 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <string>
+#include <utility>
 
 #include "cache/bundle.h"
 #include "cache/bundle_format.h"
+#include "cache/digest.h"
 #include "cache/disk_cache.h"
 #include "kjit/error.hpp"
 #include "tests/cache/previous_format.h"
@@ -155,4 +158,100 @@ TEST_CASE("export to an unwritable place throws kErrorCacheIo") {
   DiskCache cache(tmp / "cache");
   CHECK_THROWS_AS(cache.export_bundle(tmp / "no/such/folder/x.kjb"), kjit::Error);
   CHECK(find_files(tmp.path(), ".tmp").empty());
+}
+
+TEST_CASE("a FIFO named as a bundle is refused at once, by the reader and by import") {
+  TempDir tmp;
+  const std::string fifo = tmp / "bundle.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // In children with a deadline: before the fix, open() waited for a writer forever.
+  CHECK(exits_cleanly_within(20, [&] {
+    Bundle bundle(fifo);
+    if (bundle.valid() || bundle.problem().find("is a FIFO, not a regular file") == std::string::npos)
+      ::_exit(3);
+  }));
+  CHECK(exits_cleanly_within(20, [&] {
+    DiskCache target(tmp / "target");
+    try {
+      target.import_bundle(fifo);
+    } catch (const kjit::Error& e) {
+      if (std::string(e.what()).find("FIFO") != std::string::npos) ::_exit(0);
+    }
+    ::_exit(3);
+  }));
+  Bundle folder(tmp.path());
+  CHECK(folder.problem().find("is a directory") != std::string::npos);
+}
+
+TEST_CASE("export replaces only a regular file of the user's, or writes a new one") {
+  TempDir tmp;
+  DiskCache cache(tmp / "cache");
+  REQUIRE(cache.put("cubin", key_of(0), payload_of(0)));
+  const std::string target = tmp / "target.txt";
+  write_bytes(target, "the link's target");
+  const std::string link = tmp / "link.kjb";
+  REQUIRE(::symlink(target.c_str(), link.c_str()) == 0);
+  const std::string fifo = tmp / "fifo.kjb";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string folder = tmp / "folder.kjb";
+  REQUIRE(::mkdir(folder.c_str(), 0700) == 0);
+  for (const auto& item : {std::pair<std::string, std::string>{link, "a symbolic link"},
+                           {fifo, "a FIFO"},
+                           {folder, "a directory"}}) {
+    const std::string& path = item.first;
+    const std::string& what = item.second;
+    CAPTURE(path);
+    try {
+      cache.export_bundle(path);
+      FAIL("export over " << what << " must be refused");
+    } catch (const kjit::Error& e) {
+      CHECK(e.status() == kjit::Status::kErrorCacheIo);
+      CHECK(std::string(e.what()).find("is " + what) != std::string::npos);
+    }
+  }
+  struct stat st {};
+  REQUIRE(::lstat(link.c_str(), &st) == 0);
+  CHECK(S_ISLNK(st.st_mode));
+  CHECK(read_bytes(target) == "the link's target");
+  REQUIRE(::lstat(fifo.c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));
+  CHECK(find_files(tmp.path(), ".tmp").empty());
+
+  const std::string mine = tmp / "mine.kjb";
+  write_bytes(mine, "an older bundle of mine");
+  CHECK(cache.export_bundle(mine) == 1);
+  CHECK(Bundle(mine).valid());
+  if (running_as_root()) {
+    // Root can make a file of another user to try.
+    const std::string theirs = tmp / "theirs.kjb";
+    write_bytes(theirs, "another user's file");
+    REQUIRE(::chown(theirs.c_str(), 12345, 12345) == 0);
+    CHECK_THROWS_AS(cache.export_bundle(theirs), kjit::Error);
+    CHECK(read_bytes(theirs) == "another user's file");
+  } else {
+    MESSAGE("not root: the another-user's-file case needs chown, skipped");
+  }
+}
+
+TEST_CASE("a bundle header claiming a 20 GiB index is refused without allocating it") {
+  TempDir tmp;
+  const std::string path = make_bundle(tmp);
+  std::string bytes = read_bytes(path);
+  const std::uint64_t index_size = std::uint64_t{20} << 30;
+  const std::uint64_t index_offset = kBundleHeaderSize;
+  // Header fields at 16 (count), 24 (index offset), 32 (index size); checksum over 0..47 at 48.
+  auto put_u64 = [&](std::size_t at, std::uint64_t value) {
+    for (int i = 0; i < 8; ++i) bytes[at + i] = static_cast<char>((value >> (8 * i)) & 0xFF);
+  };
+  put_u64(16, 1000);
+  put_u64(24, index_offset);
+  put_u64(32, index_size);
+  put_u64(48, checksum64(std::string_view(bytes).substr(0, 48)));
+  write_bytes(path, bytes.substr(0, kBundleHeaderSize));
+  REQUIRE(::truncate(path.c_str(), static_cast<off_t>(index_offset + index_size)) == 0);  // sparse
+  WarningCounter warnings;
+  Bundle bundle(path);
+  CHECK_FALSE(bundle.valid());
+  CHECK_MESSAGE(bundle.problem().find("more than a bundle may have") != std::string::npos,
+                bundle.problem());
 }

@@ -99,7 +99,9 @@ TEST_CASE("4 processes x 4 threads compile every key exactly once") {
   std::map<int, int> compiles;
   for (const std::string& name : list_folder(markers)) compiles[std::stoi(name)]++;
   CHECK(compiles.size() == kKeys);
-  for (const auto& [key, count] : compiles) {
+  for (const auto& item : compiles) {
+    const auto& key = item.first;
+    const auto& count = item.second;
     INFO("key " << key);
     CHECK(count == 1);
   }

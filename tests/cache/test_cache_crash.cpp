@@ -21,7 +21,8 @@ using namespace kjit::cache::testing;
 namespace {
 
 const std::string kKey = "crash-test-key";
-constexpr std::size_t kLargePayload = std::size_t(64) << 20;
+// Large enough that the write takes a while, below kMaxEntryBytes.
+constexpr std::size_t kLargePayload = std::size_t(48) << 20;
 
 // Polls until `done` holds or `limit` passes.
 template <typename Predicate>

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -107,17 +108,35 @@ TEST_CASE("a read-only folder still serves what it holds") {
 TEST_CASE("a write failure at run time degrades with one warning") {
   TempDir tmp;
   const std::string dir = tmp / "cache";
+  const std::string root = CacheLayout(dir).root();
   DiskCache cache(dir);
   REQUIRE(cache.put("cubin", kKey, "stored before the failure"));
-  // Make every later write fail: the kind folder becomes a regular file.
-  write_bytes(CacheLayout(dir).root() + "/tune", "blocks the tune folder");
+  // Make every later write fail: the layout tree moves away and a file takes its name.
+  REQUIRE(::rename(root.c_str(), (root + ".away").c_str()) == 0);
+  write_bytes(root, "blocks the whole tree");
   WarningCounter warnings;
   CHECK_FALSE(cache.put("tune", "a", "p"));
   CHECK_FALSE(cache.writable());
   CHECK_FALSE(cache.put("cubin", "b", "p"));  // degraded: no-op now, for every kind
   hammer(cache);
   CHECK(warnings.count() == 1);
+  REQUIRE(::unlink(root.c_str()) == 0);
+  REQUIRE(::rename((root + ".away").c_str(), root.c_str()) == 0);
   CHECK(cache.get("cubin", kKey)->payload == "stored before the failure");
+}
+
+TEST_CASE("a spoiled kind folder fails that kind's writes only") {
+  TempDir tmp;
+  const std::string dir = tmp / "cache";
+  DiskCache cache(dir);
+  REQUIRE(cache.put("cubin", kKey, "stored"));
+  write_bytes(CacheLayout(dir).root() + "/tune", "not a folder");
+  WarningCounter warnings;
+  CHECK_FALSE(cache.put("tune", "a", "p"));
+  CHECK(cache.writable());
+  CHECK(cache.put("cubin", "b", "p"));
+  CHECK(warnings.count() == 1);
+  CHECK(warnings.messages()[0].find("not a folder") != std::string::npos);
 }
 
 TEST_CASE("an existing private folder keeps its mode") {

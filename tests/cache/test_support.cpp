@@ -2,11 +2,14 @@
 #include "tests/cache/test_support.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +19,9 @@
 
 #include <spdlog/sinks/base_sink.h>
 
+#include "cache/byte_io.h"
+#include "cache/digest.h"
+#include "cache/entry_format.h"
 #include "runtime/log.h"
 
 namespace kjit::cache::testing {
@@ -138,6 +144,45 @@ unsigned mode_of(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return 0;
   return static_cast<unsigned>(st.st_mode & 07777);
+}
+
+std::string forged_entry(const std::string& kind, const std::string& key_text,
+                         const std::string& meta_text, const std::string& payload) {
+  std::string out;
+  ByteWriter writer(out);
+  writer.put_raw("KJITENTR");
+  writer.put_u32(kEntryFormatVersion);
+  writer.put_blob32(kind);
+  writer.put_blob32(key_text);
+  writer.put_blob32(meta_text);
+  writer.put_u64(payload.size());
+  writer.put_raw(payload);
+  writer.put_u64(checksum64(out));
+  return out;
+}
+
+bool exits_cleanly_within(int seconds, const std::function<void()>& body) {
+  const pid_t child = ::fork();
+  if (child < 0) throw std::runtime_error("fork failed");
+  if (child == 0) {
+    try {
+      body();
+    } catch (...) {
+      ::_exit(2);
+    }
+    ::_exit(0);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  int status = 0;
+  while (::waitpid(child, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 }  // namespace kjit::cache::testing

@@ -67,4 +67,13 @@ std::vector<std::string> find_files(const std::string& folder, const std::string
 /// Permission bits of a path (st_mode & 07777).
 unsigned mode_of(const std::string& path);
 
+/// Entry bytes with `meta_text` as their metadata and a correct checksum: what anyone who can
+/// write a file (but not run kjit's own encoder) can plant.
+std::string forged_entry(const std::string& kind, const std::string& key_text,
+                         const std::string& meta_text, const std::string& payload);
+
+/// Runs `body` in a child process and waits at most `seconds`. True when the child exited with
+/// status 0 in time; a child still running then (a hang) is killed and the answer is false.
+bool exits_cleanly_within(int seconds, const std::function<void()>& body);
+
 }  // namespace kjit::cache::testing

@@ -16,60 +16,18 @@
 
 #include <nlohmann/json.hpp>
 
-#ifndef KJIT_CLI_PATH
-#error "KJIT_CLI_PATH must name the kjit binary"
-#endif
+#include "cli_runner.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using namespace cli_test;
 
 /// 2 ops x 2 dtypes x 2 widths x 1 row count: 8 kernels per arch, all distinct.
 constexpr const char* kSmallSpec =
     R"({"ops": ["softmax", "log_softmax"], "dtypes": ["f32", "bf16"], "cols": [128, 4096],
         "rows": [64]})";
 constexpr int kKernelsPerArch = 8;
-
-struct Result {
-  int code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-/// Runs `[env] kjit <args>` through the shell and collects its exit code and output.
-Result kjit(const std::string& args, const std::string& env = "") {
-  const std::string command = env + " " + std::string(KJIT_CLI_PATH) + " " + args + " 2>&1";
-  Result result;
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;)
-    result.output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-/// A fresh folder for one test, removed with everything in it at the end.
-struct TempDir {
-  TempDir() {
-    char pattern[] = "/tmp/kjit-cli-cache-XXXXXX";
-    const char* made = ::mkdtemp(pattern);
-    REQUIRE(made != nullptr);
-    path = made;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string operator/(const std::string& name) const { return path + "/" + name; }
-  std::string path;
-};
-
-std::string write_file(const TempDir& dir, const std::string& name, const std::string& text) {
-  const std::string path = dir / name;
-  std::ofstream(path) << text;
-  return path;
-}
 
 /// The number before `label` on precompile's summary line, e.g. "16 kernels ...: 16 compiled".
 int summary_count(const std::string& output, const std::string& label) {
@@ -84,12 +42,12 @@ int summary_count(const std::string& output, const std::string& label) {
 }
 
 Result precompile(const std::string& cache, const std::string& spec) {
-  return kjit("precompile --arch sm_80,sm_90 --spec " + spec + " --cache-dir " + cache);
+  return run_kjit("precompile --arch sm_80,sm_90 --spec " + spec + " --cache-dir " + cache);
 }
 
 /// Sorted key digests that `kjit inspect --json` lists.
 std::vector<std::string> listed_keys(const std::string& cache) {
-  const Result listed = kjit("inspect --json --cache-dir " + cache);
+  const Result listed = run_kjit("inspect --json --cache-dir " + cache);
   REQUIRE(listed.code == 0);
   std::vector<std::string> keys;
   for (const auto& entry : nlohmann::json::parse(listed.output)) keys.push_back(entry.at("key"));
@@ -115,10 +73,6 @@ void flip_middle_byte(const fs::path& file) {
   stream.put(static_cast<char>(byte ^ 0x5a));
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 }  // namespace
 
 TEST_CASE("precompile fills the cache named by --cache-dir; a second run compiles nothing") {
@@ -128,7 +82,7 @@ TEST_CASE("precompile fills the cache named by --cache-dir; a second run compile
 
   // --cache-dir wins over KJIT_CACHE_DIR, and KJIT_DISK_CACHE=0 (ctest sets it) does not apply.
   const Result first =
-      kjit("precompile --arch sm_80,sm_90 --spec " + spec + " --cache-dir " + cache,
+      run_kjit("precompile --arch sm_80,sm_90 --spec " + spec + " --cache-dir " + cache,
            "KJIT_CACHE_DIR=" + elsewhere);
   INFO(first.output);
   REQUIRE(first.code == 0);
@@ -140,7 +94,7 @@ TEST_CASE("precompile fills the cache named by --cache-dir; a second run compile
   CHECK(entry_files(cache).size() == 2 * kKernelsPerArch);
   CHECK_FALSE(fs::exists(elsewhere));
 
-  const Result listed = kjit("inspect --cache-dir " + cache);
+  const Result listed = run_kjit("inspect --cache-dir " + cache);
   CHECK(listed.code == 0);
   CHECK(contains(listed.output, "16 entries"));
   CHECK(contains(listed.output, "sm_80"));
@@ -160,35 +114,35 @@ TEST_CASE("precompile builds the softmax_topk kernels of a spec, one per K bucke
   // k 50 and 64 share the K bucket 64, k 1 has bucket 32: two top-K kernels per index dtype.
   const std::string spec = write_file(dir, "topk.json", R"({"ops": ["softmax_topk"], "cols": [32000],
       "rows": [8], "k": [1, 50, 64], "index_dtypes": ["i32", "i64"]})");
-  const Result first = kjit("precompile --arch sm_90 --spec " + spec + " --cache-dir " + cache);
+  const Result first = run_kjit("precompile --arch sm_90 --spec " + spec + " --cache-dir " + cache);
   INFO(first.output);
   REQUIRE(first.code == 0);
   CHECK(summary_count(first.output, "compiled") == 4);
   CHECK(contains(first.output, "(6 calls)"));
   CHECK(contains(first.output, "kjit::topk_resident<float, int, 32000, 32,"));
   CHECK(contains(first.output, "kjit::topk_resident<float, long long, 32000, 64,"));
-  const Result second = kjit("precompile --arch sm_90 --spec " + spec + " --cache-dir " + cache);
+  const Result second = run_kjit("precompile --arch sm_90 --spec " + spec + " --cache-dir " + cache);
   CHECK(summary_count(second.output, "already cached") == 4);
-  CHECK(contains(kjit("inspect --cache-dir " + cache).output, "4 entries"));
+  CHECK(contains(run_kjit("inspect --cache-dir " + cache).output, "4 entries"));
 
   // A call of the class (k 40 and 5 rows plan as their buckets' 64 and 8) finds what precompile
   // stored; a k of another bucket does not.
   const std::string call = "inspect --explain --op softmax_topk --k 40 --cols 32000 --rows 5 "
                            "--arch sm_90 --cache-dir " + cache;
-  const Result hit = kjit(call + " --index-dtype i32");
+  const Result hit = run_kjit(call + " --index-dtype i32");
   INFO(hit.output);
   CHECK(hit.code == 0);
   CHECK(contains(hit.output, "rows=8 cols=32000 k=64)"));
   CHECK(contains(hit.output, "kjit::topk_resident<float, int, 32000, 64,"));
   CHECK(contains(hit.output, "cached in"));
-  const Result json_hit = kjit(call + " --index-dtype i32 --json");
+  const Result json_hit = run_kjit(call + " --index-dtype i32 --json");
   CHECK(nlohmann::json::parse(json_hit.output).at("cached") == true);
   CHECK(nlohmann::json::parse(json_hit.output).at("planned").at("k") == 64);
-  const Result other_bucket = kjit("inspect --explain --op softmax_topk --k 100 --cols 32000 --rows 5 "
+  const Result other_bucket = run_kjit("inspect --explain --op softmax_topk --k 100 --cols 32000 --rows 5 "
                                    "--arch sm_90 --cache-dir " + cache);
   CHECK(contains(other_bucket.output, "kjit::topk_resident<float, long long, 32000, 128,"));
   CHECK(contains(other_bucket.output, "not cached"));
-  const Result k_missing = kjit("inspect --explain --op softmax_topk --cols 32000 --arch sm_90 --cache-dir " + cache);
+  const Result k_missing = run_kjit("inspect --explain --op softmax_topk --cols 32000 --arch sm_90 --cache-dir " + cache);
   CHECK(k_missing.code == 2);
   CHECK(contains(k_missing.output, "k: is required"));
 }
@@ -197,13 +151,13 @@ TEST_CASE("kjit tune --op softmax_topk names a bad --k or --index-dtype before n
   TempDir dir;
   const std::string cache = " --cache-dir " + (dir / "cache");
   for (const char* k : {"0", "1001", "5000"}) {
-    const Result result = kjit(std::string("tune --op softmax_topk --cols 1000 --k ") + k + cache);
+    const Result result = run_kjit(std::string("tune --op softmax_topk --cols 1000 --k ") + k + cache);
     INFO(result.output);
     CHECK(result.code == 2);
     CHECK((contains(result.output, "k: must be in 1..4096") ||
            contains(result.output, "k (1001) is larger than cols (1000)")));
   }
-  const Result index = kjit("tune --op softmax_topk --cols 1000 --k 5 --index-dtype f32" + cache);
+  const Result index = run_kjit("tune --op softmax_topk --cols 1000 --k 5 --index-dtype f32" + cache);
   INFO(index.output);
   CHECK(index.code == 2);
   CHECK(contains(index.output, "idx_dtype: f32 is not supported; expected i32 or i64"));
@@ -235,22 +189,22 @@ TEST_CASE("inspect --log and --explain describe entries and calls") {
   const std::vector<std::string> keys = listed_keys(cache);
   REQUIRE(keys.size() == 2 * kKernelsPerArch);
 
-  const Result log = kjit("inspect --log " + keys.front().substr(0, 10) + " --cache-dir " + cache);
+  const Result log = run_kjit("inspect --log " + keys.front().substr(0, 10) + " --cache-dir " + cache);
   CHECK(log.code == 0);
   CHECK(contains(log.output, keys.front()));
   CHECK(contains(log.output, "\"nvrtc\""));
   CHECK(contains(log.output, "\"lowered_name\""));
-  CHECK(kjit("inspect --log ffffffffffffffffffff --cache-dir " + cache).code != 0);
+  CHECK(run_kjit("inspect --log ffffffffffffffffffff --cache-dir " + cache).code != 0);
 
   // 40 rows share the bucket of the spec's 64 rows, so the precompiled kernel serves them.
   const std::string call = "--explain --op log_softmax --dtype bf16 --cols 4096 --rows 40";
-  const Result hit = kjit("inspect " + call + " --arch sm_90 --cache-dir " + cache);
+  const Result hit = run_kjit("inspect " + call + " --arch sm_90 --cache-dir " + cache);
   INFO(hit.output);
   CHECK(hit.code == 0);
   CHECK(contains(hit.output, "(planned as log_softmax dtype=bf16 out_dtype=bf16 rows=64 cols=4096)"));
   CHECK(contains(hit.output, "cache:    cached in"));
 
-  const Result miss = kjit("inspect " + call + " --arch sm_86 --cache-dir " + cache);
+  const Result miss = run_kjit("inspect " + call + " --arch sm_86 --cache-dir " + cache);
   INFO(miss.output);
   CHECK(miss.code == 0);
   CHECK(contains(miss.output, "not cached: no entry for this key"));
@@ -263,13 +217,13 @@ TEST_CASE("cache verify removes a corrupt entry and precompile rebuilds just tha
   const std::string cache = dir / "cache", spec = write_file(dir, "spec.json", kSmallSpec);
   REQUIRE(precompile(cache, spec).code == 0);
 
-  const Result healthy = kjit("cache verify --cache-dir " + cache);
+  const Result healthy = run_kjit("cache verify --cache-dir " + cache);
   CHECK(healthy.code == 0);
   CHECK(contains(healthy.output, "16 checked, 16 ok, 0 removed (all ok)"));
 
   const fs::path victim = entry_files(cache).front();
   flip_middle_byte(victim);
-  const Result repaired = kjit("cache verify --cache-dir " + cache);
+  const Result repaired = run_kjit("cache verify --cache-dir " + cache);
   INFO(repaired.output);
   CHECK(repaired.code == 1);  // as fsck: bad entries were found and removed
   CHECK(contains(repaired.output, "16 checked, 15 ok, 1 removed"));
@@ -289,16 +243,16 @@ TEST_CASE("cache export then import into an empty folder keeps every key") {
   const std::string cache = dir / "cache", copy = dir / "copy", bundle = dir / "kernels.kjb";
   REQUIRE(precompile(cache, write_file(dir, "spec.json", kSmallSpec)).code == 0);
 
-  const Result exported = kjit("cache export " + bundle + " --cache-dir " + cache);
+  const Result exported = run_kjit("cache export " + bundle + " --cache-dir " + cache);
   CHECK(exported.code == 0);
   CHECK(contains(exported.output, "exported 16 entries"));
   // --cache-dir also works before the verb.
-  const Result imported = kjit("cache --cache-dir " + copy + " import " + bundle);
+  const Result imported = run_kjit("cache --cache-dir " + copy + " import " + bundle);
   CHECK(imported.code == 0);
   CHECK(contains(imported.output, "imported 16 entries"));
   CHECK(listed_keys(copy) == listed_keys(cache));
 
-  CHECK(kjit("cache import " + dir / "missing.kjb" + " --cache-dir " + copy).code != 0);
+  CHECK(run_kjit("cache import " + dir / "missing.kjb" + " --cache-dir " + copy).code != 0);
 }
 
 TEST_CASE("cache prune to one byte and cache clear empty the folder") {
@@ -306,14 +260,14 @@ TEST_CASE("cache prune to one byte and cache clear empty the folder") {
   const std::string cache = dir / "cache", spec = write_file(dir, "spec.json", kSmallSpec);
   REQUIRE(precompile(cache, spec).code == 0);
 
-  const Result pruned = kjit("cache prune --max-size 1 --cache-dir " + cache);
+  const Result pruned = run_kjit("cache prune --max-size 1 --cache-dir " + cache);
   CHECK(pruned.code == 0);
   CHECK(contains(pruned.output, "removed 16 entries"));
-  CHECK(contains(kjit("inspect --cache-dir " + cache).output, "no entries"));
+  CHECK(contains(run_kjit("inspect --cache-dir " + cache).output, "no entries"));
   CHECK(entry_files(cache).empty());
 
   REQUIRE(precompile(cache, spec).code == 0);
-  const Result cleared = kjit("cache clear --cache-dir " + cache);
+  const Result cleared = run_kjit("cache clear --cache-dir " + cache);
   CHECK(cleared.code == 0);
   CHECK(contains(cleared.output, "removed 16 entries"));
   CHECK(listed_keys(cache).empty());
@@ -324,7 +278,7 @@ TEST_CASE("bad arguments exit non-zero with a message naming the problem") {
   const std::string cache = " --cache-dir " + dir / "cache";
   const std::string spec = write_file(dir, "spec.json", kSmallSpec);
 
-  const Result zero_cols = kjit("inspect --explain --op softmax --cols 0 --arch sm_90" + cache);
+  const Result zero_cols = run_kjit("inspect --explain --op softmax --cols 0 --arch sm_90" + cache);
   CHECK(zero_cols.code == 2);
   CHECK(contains(zero_cols.output, "cols must be >= 1"));
 
@@ -340,11 +294,11 @@ TEST_CASE("bad arguments exit non-zero with a message naming the problem") {
   CHECK(typo.code == 2);
   CHECK(contains(typo.output, "unknown field \"col\""));
 
-  const Result arch = kjit("precompile --arch sm_x --spec " + spec + cache);
+  const Result arch = run_kjit("precompile --arch sm_x --spec " + spec + cache);
   CHECK(arch.code == 2);
   CHECK(contains(arch.output, "--arch: 'sm_x'"));
 
-  const Result size = kjit("cache prune --max-size lots" + cache);
+  const Result size = run_kjit("cache prune --max-size lots" + cache);
   CHECK(size.code == 2);
   CHECK(contains(size.output, "--max-size: 'lots'"));
 }
@@ -355,9 +309,9 @@ TEST_CASE("precompile --tune needs a GPU, and there stores a tuning record per s
   const std::string spec = write_file(dir, "spec.json", kSmallSpec);
   // Without a GPU, tuning is refused before anything is compiled; with one it tunes and stores
   // a record per shape next to the cubins.
-  const Result tune = kjit("precompile --tune --spec " + spec + cache);
+  const Result tune = run_kjit("precompile --tune --spec " + spec + cache);
   const std::string folder = dir / "cache";
-  if (contains(kjit("info").output, "gpu 0")) {
+  if (contains(run_kjit("info").output, "gpu 0")) {
     CHECK(tune.code == 0);
     CHECK(contains(tune.output, "shapes tuned"));
     const std::vector<fs::path> entries = entry_files(folder);
@@ -390,7 +344,7 @@ TEST_CASE("four processes of four threads precompiling one spec compile each ker
     compiled += summary_count(log, "compiled");
   }
   CHECK(compiled == kKernelsPerArch);  // the per-key lock made every other process wait and reuse
-  const Result verify = kjit("cache verify --cache-dir " + cache);
+  const Result verify = run_kjit("cache verify --cache-dir " + cache);
   CHECK(verify.code == 0);
   CHECK(contains(verify.output, std::to_string(kKernelsPerArch) + " ok, 0 removed"));
 }

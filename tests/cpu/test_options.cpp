@@ -3,10 +3,17 @@
 // are programmatic dependents of the kernel before them.
 #include <doctest/doctest.h>
 
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <string>
 
+#include "kjit/kjit.h"
 #include "kjit/kjit.hpp"
+#include "runtime/env.h"
 #include "runtime/launch/loaded_kernel.h"
 
 using namespace kjit;
@@ -70,6 +77,66 @@ TEST_CASE("an invalid KJIT_TUNE names the variable and the accepted values") {
   const std::string error = error_of("KJIT_TUNE", "always");
   CHECK(error.find("KJIT_TUNE='always'") != std::string::npos);
   CHECK(error.find("first-use") != std::string::npos);
+}
+
+TEST_CASE("sizes are parsed with checked arithmetic: too large is refused, never wrapped") {
+  CHECK(parse_byte_size("0") == std::uint64_t{0});
+  CHECK(parse_byte_size("500M") == std::uint64_t{500} << 20);
+  CHECK(parse_byte_size("2G") == std::uint64_t{2} << 30);
+  CHECK(parse_byte_size("3TB") == std::uint64_t{3} << 40);
+  CHECK(parse_byte_size("18446744073709551615") == UINT64_MAX);
+  CHECK(parse_byte_size("16777215T") == std::uint64_t{16777215} << 40);
+  // 2^34 G is 2^64 bytes: it used to wrap to 0, which pruned every entry.
+  CHECK_FALSE(parse_byte_size("17179869184G"));
+  CHECK_FALSE(parse_byte_size("16777216T"));
+  CHECK_FALSE(parse_byte_size("18446744073709551616"));
+  CHECK_FALSE(parse_byte_size("99999999999999999999999999"));
+  for (const char* bad : {"", "G", "-1", "1.5G", "1g", "1 G", "1GiB", "0x10"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(parse_byte_size(bad));
+  }
+}
+
+TEST_CASE("KJIT_CACHE_MAX_SIZE=0 means no cap; an overflowing size names the variable") {
+  {
+    ScopedEnv env("KJIT_CACHE_MAX_SIZE", "0");
+    CHECK(RuntimeOptions::from_environment().cache_max_bytes == 0);
+  }
+  const std::string error = error_of("KJIT_CACHE_MAX_SIZE", "17179869184G");
+  CHECK(error.find("KJIT_CACHE_MAX_SIZE='17179869184G'") != std::string::npos);
+  CHECK(error.find("0: no cap") != std::string::npos);
+}
+
+TEST_CASE("KJIT_CACHE_BUNDLE naming a FIFO or a folder: kjit_runtime_create returns at once") {
+  char folder[] = "/tmp/kjit-bundle-fifo-XXXXXX";
+  REQUIRE(::mkdtemp(folder) != nullptr);
+  const std::string fifo = std::string(folder) + "/bundle.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::string& bundle : {fifo, std::string(folder)}) {
+    CAPTURE(bundle);
+    ScopedEnv env("KJIT_CACHE_BUNDLE", bundle.c_str());
+    ScopedEnv no_disk("KJIT_DISK_CACHE", "0");
+    // In a child with a deadline: before the fix, opening the FIFO waited for a writer forever.
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      kjit_runtime* rt = nullptr;
+      const kjit_status status = kjit_runtime_create(&rt);
+      kjit_runtime_destroy(rt);
+      ::_exit(status == KJIT_SUCCESS ? 0 : 3);
+    }
+    int status = -1;
+    for (int waited = 0; waited < 2000 && ::waitpid(child, &status, WNOHANG) == 0; ++waited)
+      ::usleep(10000);
+    const bool finished = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!finished) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+    }
+    CHECK(finished);
+  }
+  ::unlink(fifo.c_str());
+  ::rmdir(folder);
 }
 
 TEST_CASE("launches go out as dependents where allowed, persistent grids only in one round") {

@@ -109,6 +109,16 @@ std::vector<BadCase> pointer_cases() {
       {"i64 idx_out 4 bytes off", "idx_out", [](TopkArgs& a) { a.idx_out = shifted(kIndices, 4); }},
       {"i32 idx_out 2 bytes off", "idx_out",
        [](TopkArgs& a) { a.idx_dtype = DType::kI32; a.idx_out = shifted(kIndices, 2); }},
+      {"k_per_row 2 bytes off", "k_per_row", [](TopkArgs& a) { a.k_per_row = shifted(kRowK, 2); }},
+      // k_per_row is read while the outputs are written: sharing bytes with either is a race.
+      {"k_per_row inside probs_out", "k_per_row",
+       [](TopkArgs& a) { a.k_per_row = reinterpret_cast<const std::int32_t*>(kProbs + 10); }},
+      {"k_per_row inside idx_out", "k_per_row",
+       [](TopkArgs& a) { a.k_per_row = static_cast<const std::int32_t*>(shifted(kIndices, 64)); }},
+      {"probs_out over the last logits row", "probs_out",
+       [](TopkArgs& a) { a.probs_out = reinterpret_cast<float*>(const_cast<void*>(shifted(kLogits, 3 * 256 * 4))); }},
+      {"rows above kMaxRows", "rows", [](TopkArgs& a) { a.rows = kMaxRows + 1; }},
+      {"rows near 2^62", "rows", [](TopkArgs& a) { a.rows = std::int64_t{1} << 62; }},
   };
 }
 
@@ -180,6 +190,12 @@ std::vector<std::pair<const char*, TopkArgs>> valid_variants() {
   add("probs_out 4 bytes off", [](TopkArgs& a) { a.probs_out = shifted(kProbs, 4); });
   add("every flag", [](TopkArgs& a) { a.flags = kTopkLogProbs | kTopkRenorm; });
   add("k_per_row", [](TopkArgs& a) { a.k_per_row = kRowK; });
+  add("k_per_row beside the logits (both read)",
+      [](TopkArgs& a) { a.k_per_row = static_cast<const std::int32_t*>(shifted(kLogits, 16)); });
+  add("probs_out in the gap between logits rows 0 and 1", [](TopkArgs& a) {
+    a.k = 14;  // 4 rows x 14 floats: exactly the 224 bytes between the 800 of row 0 and row 1
+    a.probs_out = reinterpret_cast<float*>(const_cast<void*>(shifted(kLogits, 200 * 4)));
+  });
   add("small temperature", [](TopkArgs& a) { a.temperature = 1e-3f; });
   add("large temperature", [](TopkArgs& a) { a.temperature = 100.0f; });
   add("smallest normal temperature", [](TopkArgs& a) { a.temperature = std::numeric_limits<float>::min(); });
@@ -190,7 +206,9 @@ std::vector<std::pair<const char*, TopkArgs>> valid_variants() {
 void check_refused(Runtime& rt, TopkArgs args, const BadCase& bad) {
   bad.spoil(args);
   CAPTURE(bad.what);
-  const auto [status, message] = outcome([&] { rt.softmax_topk(args); });
+  const auto result = outcome([&] { rt.softmax_topk(args); });
+  const Status status = result.first;
+  const std::string message = result.second;
   CAPTURE(message);
   CHECK(status == Status::kErrorInvalidArgument);
   CHECK(names_argument(message, bad.names));
@@ -271,7 +289,9 @@ TEST_CASE("valid arguments get past validation") {
   for (const auto& variant : valid_variants()) {
     const TopkArgs& args = variant.second;
     CAPTURE(variant.first);
-    const auto [status, message] = outcome([&] { rt.softmax_topk(args); });
+    const auto result = outcome([&] { rt.softmax_topk(args); });
+    const Status status = result.first;
+    const std::string message = result.second;
     CAPTURE(message);
     CHECK(status == Status::kErrorNoDriver);
     CHECK(call_c(c.rt, args) == KJIT_ERROR_NO_DRIVER);

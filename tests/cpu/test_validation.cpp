@@ -7,8 +7,10 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
+#include "c_api_caller.h"
 #include "kjit/kjit.h"
 #include "kjit/kjit.hpp"
 #include "runtime/driver/cuda_api.h"
@@ -56,6 +58,31 @@ std::vector<BadCase> bad_cases() {
        [](RowwiseArgs& a) { a.out = const_cast<void*>(a.in); a.out_row_stride = 300; }},
       {"in place with another element size", "out",
        [](RowwiseArgs& a) { a.out = const_cast<void*>(a.in); a.out_dtype = DType::kBF16; }},
+      // Every pointer aligned to its element: a misaligned element faults on the GPU.
+      {"f32 in at an odd address", "in",
+       [](RowwiseArgs& a) { a.in = static_cast<const char*>(a.in) + 1; }},
+      {"f32 in 2 bytes off", "in", [](RowwiseArgs& a) { a.in = static_cast<const char*>(a.in) + 2; }},
+      {"bf16 out at an odd address", "out",
+       [](RowwiseArgs& a) { a.out_dtype = DType::kBF16; a.out = static_cast<char*>(a.out) + 1; }},
+      // Overlap by the rows touched: a row of out inside a gap of in is still inside a row.
+      {"out rows interleaved with in rows but sharing bytes", "out",
+       [](RowwiseArgs& a) { a.out = const_cast<char*>(static_cast<const char*>(a.in)) + 100 * 4; }},
+      {"rows above kMaxRows", "rows",
+       [](RowwiseArgs& a) { a.rows = kMaxRows + 1; a.in_row_stride = a.out_row_stride = 200; }},
+      {"rows near 2^62", "rows",
+       [](RowwiseArgs& a) { a.rows = std::int64_t{1} << 62; a.in_row_stride = a.out_row_stride = 200; }},
+  };
+}
+
+/// reduce_scale's optional scale_out, spoiled: misaligned, or overlapping in or out.
+std::vector<std::pair<const char*, float*>> bad_scales() {
+  return {
+      {"scale_out 2 bytes off", reinterpret_cast<float*>(std::uintptr_t{0x9000002})},
+      {"scale_out at an odd address", reinterpret_cast<float*>(std::uintptr_t{0x9000001})},
+      {"scale_out over the first row of in",
+       reinterpret_cast<float*>(reinterpret_cast<std::uintptr_t>(kIn) + 16)},
+      {"scale_out over the last row of out",
+       reinterpret_cast<float*>(reinterpret_cast<std::uintptr_t>(kOut) + 3 * 256 * 4)},
   };
 }
 
@@ -120,10 +147,14 @@ TEST_CASE("C++ API rejects bad arguments, naming them") {
   for (const BadCase& bad : bad_cases()) {
     RowwiseArgs args = valid_args();
     bad.spoil(args);
-    for (const auto& [name, call] : cxx_calls()) {
+    for (const auto& item : cxx_calls()) {
+      const auto& name = item.first;
+      const auto& call = item.second;
       CAPTURE(bad.what);
       CAPTURE(name);
-      const auto [status, message] = outcome([&] { call(rt, args); });
+      const auto result = outcome([&] { call(rt, args); });
+      const Status status = result.first;
+      const std::string message = result.second;
       CAPTURE(message);
       CHECK(status == Status::kErrorInvalidArgument);
       CHECK(message.find(bad.names) != std::string::npos);
@@ -136,7 +167,9 @@ TEST_CASE("C API rejects bad arguments, naming them in kjit_last_error") {
   for (const BadCase& bad : bad_cases()) {
     RowwiseArgs args = valid_args();
     bad.spoil(args);
-    for (const auto& [name, call] : c_calls()) {
+    for (const auto& item : c_calls()) {
+      const auto& name = item.first;
+      const auto& call = item.second;
       CAPTURE(bad.what);
       CAPTURE(name);
       const kjit_status status = call(c.rt, args);
@@ -148,13 +181,70 @@ TEST_CASE("C API rejects bad arguments, naming them in kjit_last_error") {
   }
 }
 
+TEST_CASE("reduce_scale refuses a misaligned or overlapping scale_out, naming it") {
+  Runtime rt;
+  CRuntime c;
+  const RowwiseArgs a = valid_args();
+  for (const auto& item : bad_scales()) {
+    const auto& what = item.first;
+    const auto& scale = item.second;
+    CAPTURE(what);
+    const auto result = outcome([&, scale = scale] { rt.reduce_scale(a, scale); });
+    const Status status = result.first;
+    const std::string message = result.second;
+    CAPTURE(message);
+    CHECK(status == Status::kErrorInvalidArgument);
+    CHECK(message.find("scale_out") != std::string::npos);
+    CHECK(kjit_reduce_scale(c.rt, a.in, 256, a.out, 256, scale, 4, 200, KJIT_F32, KJIT_F32,
+                            nullptr) == KJIT_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(kjit_last_error()).find("scale_out") != std::string::npos);
+  }
+}
+
+TEST_CASE("the C API names a kjit_dtype value outside the enum") {
+  CRuntime c;
+  const RowwiseArgs a = valid_args();
+  // Passed from C, as any int may be: the library must not load it through the enum type
+  // (the sanitize preset's UBSan would stop on such a load).
+  CHECK(softmax_with_dtype_values(c.rt, a.in, a.out, 4, 200, 99, KJIT_F32) ==
+        KJIT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(kjit_last_error()).find("in_dtype: 99 is not a kjit_dtype") != std::string::npos);
+  CHECK(softmax_with_dtype_values(c.rt, a.in, a.out, 4, 200, KJIT_F32, -5) ==
+        KJIT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(kjit_last_error()).find("out_dtype: -5 is not a kjit_dtype") != std::string::npos);
+}
+
+TEST_CASE("disjoint interleaved slices pass validation; they only share a span") {
+  // x of shape [rows, 2, cols]: x[:, 0, :] into x[:, 1, :], both with row stride 2 * cols.
+  // Without a driver the call gets past validation and then fails for lack of one.
+  if (driver_available()) {
+    MESSAGE("skipped: a CUDA driver is present (the GPU stride suite runs interleaved slices)");
+    return;
+  }
+  Runtime rt;
+  RowwiseArgs args{kIn, 400, nullptr, 400, 4, 200, DType::kF32, DType::kF32};
+  args.out = const_cast<char*>(static_cast<const char*>(kIn)) + 200 * 4;
+  Status status;
+  std::string message;
+  std::tie(status, message) = outcome([&] { rt.softmax(args); });
+  CAPTURE(message);
+  CHECK(status == Status::kErrorNoDriver);
+  // The same slices one element closer do share bytes.
+  args.out = static_cast<char*>(args.out) - 4;
+  std::tie(status, message) = outcome([&] { rt.softmax(args); });
+  CHECK(status == Status::kErrorInvalidArgument);
+  CHECK(message.find("out overlaps in") != std::string::npos);
+}
+
 TEST_CASE("stride checks hold for one row too") {
   // One row never steps by its stride, but a stride below cols still says the caller is confused.
   Runtime rt;
   RowwiseArgs args = valid_args();
   args.rows = 1;
   args.in_row_stride = 10;
-  const auto [status, message] = outcome([&] { rt.softmax(args); });
+  const auto result = outcome([&] { rt.softmax(args); });
+  const Status status = result.first;
+  const std::string message = result.second;
   CHECK(status == Status::kErrorInvalidArgument);
   CHECK(message.find("in_row_stride") != std::string::npos);
 }
@@ -178,7 +268,9 @@ TEST_CASE("rows == 0 is a no-op that needs no pointers and no driver") {
 TEST_CASE("rows == 0 still rejects arguments that are wrong whatever the row count") {
   Runtime rt;
   RowwiseArgs empty{nullptr, 128, nullptr, 128, 0, 0, DType::kF32, DType::kF32};
-  auto [status, message] = outcome([&] { rt.softmax(empty); });
+  Status status;
+  std::string message;
+  std::tie(status, message) = outcome([&] { rt.softmax(empty); });
   CHECK(status == Status::kErrorInvalidArgument);
   CHECK(message.find("cols") != std::string::npos);
 
@@ -223,7 +315,9 @@ TEST_CASE("validation names the first bad argument of several") {
   // cols is checked before strides and pointers, so fixing arguments one message at a time works.
   Runtime rt;
   RowwiseArgs args{nullptr, 1, nullptr, 1, 4, 0, DType::kF32, DType::kF32};
-  const auto [status, message] = outcome([&] { rt.softmax(args); });
+  const auto result = outcome([&] { rt.softmax(args); });
+  const Status status = result.first;
+  const std::string message = result.second;
   CHECK(status == Status::kErrorInvalidArgument);
   CHECK(message.find("cols") != std::string::npos);
 }

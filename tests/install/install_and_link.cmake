@@ -12,7 +12,7 @@ endfunction()
 
 run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
 run(${CMAKE_COMMAND} -S "${EXAMPLE_DIR}" -B "${WORK_DIR}/example" -G "${GENERATOR}"
-    "-DCMAKE_PREFIX_PATH=${prefix}")
+    "-DCMAKE_PREFIX_PATH=${prefix}" -C "${FLAGS_FILE}")
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/example")
 execute_process(COMMAND "${WORK_DIR}/example/softmax_shapes" RESULT_VARIABLE code
                 OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -12,7 +12,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # Layer of a path (first match wins) and what each layer may include besides itself.
 LAYERS = [
     ("kernels", r"kernel_sources/"),
-    ("base", r"runtime/include/kjit/|runtime/(status|env|log|types|config|once_map|parallel_for)\.(h|cpp)$"),
+    ("base", r"runtime/include/kjit/|runtime/(status|env|log|types|config|once_map|parallel_for|bounded_json)\.(h|cpp)$"),
     ("driver", r"runtime/driver/"),
     ("cache", r"cache/"),
     ("compiler", r"runtime/compiler/"),

@@ -22,7 +22,7 @@ struct RuntimeOptions {
   bool jit = true;              ///< KJIT_JIT=0: a miss in every cache is an error, never a compile
   TuneMode tune = TuneMode::kCached;  ///< KJIT_TUNE=off|cached|first-use
   std::string log_level;        ///< KJIT_LOG_LEVEL (spdlog level names); empty = warn
-  std::uint64_t cache_max_bytes = 2ull << 30;  ///< KJIT_CACHE_MAX_SIZE, e.g. 500M, 2G
+  std::uint64_t cache_max_bytes = 2ull << 30;  ///< KJIT_CACHE_MAX_SIZE, e.g. 500M, 2G; 0: no cap
   /// KJIT_PDL=0: every kernel launches only after the previous one in its stream has finished.
   /// By default (sm_90+) kjit's kernels launch as programmatic dependents of the kernel before
   /// them: their blocks are placed while it finishes, and wait for its memory before touching any.

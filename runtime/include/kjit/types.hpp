@@ -68,4 +68,8 @@ constexpr std::int32_t kMaxTopK = 4096;
 /// Widest row kjit accepts (columns). Every algorithm handles every width up to it.
 constexpr std::int64_t kMaxCols = std::int64_t{1} << 30;
 
+/// Most rows one call accepts: far beyond any tensor, and low enough that rows times any width,
+/// k or launch geometry stays clear of 64-bit overflow in the planning arithmetic.
+constexpr std::int64_t kMaxRows = std::int64_t{1} << 40;
+
 }  // namespace kjit

@@ -13,8 +13,7 @@ RowwiseProblem RowwiseFamily::validate(const Call& call) {
 }
 
 RowwiseProblem RowwiseFamily::problem_from_json(const nlohmann::json& call) {
-  const std::int64_t rows = integer_field(call, "rows", 1);
-  if (rows < 1) throw Error(Status::kErrorInvalidArgument, "rows: must be >= 1");
+  const std::int64_t rows = rows_field(call);
   RowwiseCall stand_in;
   stand_in.op = parse_row_op(string_field(call, "op"));
   RowwiseArgs& args = stand_in.args;

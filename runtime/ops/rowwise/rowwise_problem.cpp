@@ -7,6 +7,7 @@
 
 #include "kernel_sources/row_layout.cuh"
 #include "kjit/error.hpp"
+#include "runtime/ops/argument_checks.h"
 
 namespace kjit {
 namespace {
@@ -33,24 +34,20 @@ void check_stride(const char* name, std::int64_t stride, std::int64_t rows, std:
     reject(std::string(name) + " (" + std::to_string(stride) + ") times rows overflows");
 }
 
-/// [first byte, one past the last byte] touched by a strided batch of rows.
-std::pair<std::uintptr_t, std::uintptr_t> byte_span(const void* base, std::int64_t stride,
-                                                    std::int64_t rows, std::int64_t cols, int size) {
-  auto begin = reinterpret_cast<std::uintptr_t>(base);
-  auto elements = static_cast<std::uintptr_t>((rows - 1) * stride + cols);
-  return {begin, begin + elements * static_cast<std::uintptr_t>(size)};
-}
-
-void check_overlap(const RowwiseArgs& args) {
-  auto in = byte_span(args.in, args.in_row_stride, args.rows, args.cols, size_of(args.in_dtype));
-  auto out =
-      byte_span(args.out, args.out_row_stride, args.rows, args.cols, size_of(args.out_dtype));
-  const bool overlaps = in.first < out.second && out.first < in.second;
+void check_overlap(const RowwiseArgs& args, const float* scale_out) {
+  const TouchedRows in = touched_rows(args.in, args.rows, args.cols, args.in_row_stride,
+                                      size_of(args.in_dtype));
+  const TouchedRows out = touched_rows(args.out, args.rows, args.cols, args.out_row_stride,
+                                       size_of(args.out_dtype));
   const bool exactly_in_place = args.in == args.out &&
                                 args.in_row_stride == args.out_row_stride &&
                                 size_of(args.in_dtype) == size_of(args.out_dtype);
-  if (overlaps && !exactly_in_place)
+  if (!exactly_in_place && touch_same_bytes(in, out))
     reject("out overlaps in without being exactly in place (same pointer, stride and element size)");
+  if (scale_out == nullptr) return;
+  const TouchedRows scales = touched_span(scale_out, args.rows, 4);
+  if (touch_same_bytes(scales, in)) reject("scale_out overlaps in");
+  if (touch_same_bytes(scales, out)) reject("scale_out overlaps out");
 }
 
 }  // namespace
@@ -75,7 +72,7 @@ RowwiseProblem validate_rowwise(RowOp op, const RowwiseArgs& args, const float* 
     reject("op: " + std::to_string(op_code) + " is not a row-wise op");
   check_dtype("in_dtype", args.in_dtype);
   check_dtype("out_dtype", args.out_dtype);
-  if (args.rows < 0) reject("rows must be >= 0 (got " + std::to_string(args.rows) + ")");
+  require_rows(args.rows);
   if (args.cols < 1) reject("cols must be >= 1 (got " + std::to_string(args.cols) + ")");
   if (args.cols > kMaxCols)
     reject("cols (" + std::to_string(args.cols) + ") is above the maximum of " +
@@ -84,10 +81,12 @@ RowwiseProblem validate_rowwise(RowOp op, const RowwiseArgs& args, const float* 
   if (args.rows == 0) return problem;
   if (args.in == nullptr) reject("in is null");
   if (args.out == nullptr) reject("out is null");
+  require_aligned("in", args.in, size_of(args.in_dtype));
+  require_aligned("out", args.out, size_of(args.out_dtype));
+  require_aligned("scale_out", scale_out, 4);  // optional: one float per row
   check_stride("in_row_stride", args.in_row_stride, args.rows, args.cols);
   check_stride("out_row_stride", args.out_row_stride, args.rows, args.cols);
-  check_overlap(args);
-  (void)scale_out;  // may be null; it receives one float per row
+  check_overlap(args, scale_out);
   problem.max_pack = max_pack_for(args);
   return problem;
 }

@@ -25,8 +25,7 @@ TopkParams params_of(const TopkArgs& args) {
 }  // namespace
 
 TopkProblem TopkFamily::problem_from_json(const nlohmann::json& call) {
-  const std::int64_t rows = integer_field(call, "rows", 1);
-  if (rows < 1) throw Error(Status::kErrorInvalidArgument, "rows: must be >= 1");
+  const std::int64_t rows = rows_field(call);
   if (string_field(call, "op") != "softmax_topk")
     throw Error(Status::kErrorInvalidArgument, "op: expected softmax_topk");
   const std::int64_t k = integer_field(call, "k");

@@ -8,6 +8,7 @@
 
 #include "kernel_sources/topk_shape.cuh"
 #include "kjit/error.hpp"
+#include "runtime/ops/argument_checks.h"
 #include "runtime/ops/rowwise/rowwise_problem.h"
 
 namespace kjit {
@@ -15,12 +16,6 @@ namespace {
 
 [[noreturn]] void reject(const std::string& what) {
   throw Error(Status::kErrorInvalidArgument, what);
-}
-
-void check_aligned(const char* name, const void* pointer, int bytes) {
-  if (reinterpret_cast<std::uintptr_t>(pointer) % static_cast<std::uintptr_t>(bytes) != 0)
-    reject(std::string(name) + " is not aligned to its element size (" + std::to_string(bytes) +
-           " bytes)");
 }
 
 void check_dtypes(const TopkArgs& args) {
@@ -33,7 +28,7 @@ void check_dtypes(const TopkArgs& args) {
 }
 
 void check_sizes(const TopkArgs& args) {
-  if (args.rows < 0) reject("rows must be >= 0 (got " + std::to_string(args.rows) + ")");
+  require_rows(args.rows);
   if (args.cols < 1) reject("cols must be >= 1 (got " + std::to_string(args.cols) + ")");
   if (args.cols > kMaxCols)
     reject("cols (" + std::to_string(args.cols) + ") is above the maximum of " +
@@ -49,16 +44,6 @@ void check_sizes(const TopkArgs& args) {
     reject("flags: unknown bits " + std::to_string(args.flags));
 }
 
-struct Span {
-  std::uintptr_t begin, end;
-  bool overlaps(const Span& other) const { return begin < other.end && other.begin < end; }
-};
-
-Span span_of(const void* pointer, std::int64_t elements, int size) {
-  const auto begin = reinterpret_cast<std::uintptr_t>(pointer);
-  return {begin, begin + static_cast<std::uintptr_t>(elements) * static_cast<std::uintptr_t>(size)};
-}
-
 void check_layout(const TopkArgs& args) {
   if (args.rows > 1 && args.row_stride < args.cols)
     reject("row_stride (" + std::to_string(args.row_stride) + ") is smaller than cols (" +
@@ -67,17 +52,23 @@ void check_layout(const TopkArgs& args) {
   if (args.rows > 1 && args.row_stride > (limit - args.cols) / (args.rows - 1))
     reject("row_stride (" + std::to_string(args.row_stride) + ") times rows overflows");
   if (args.rows > limit / args.k) reject("rows times k overflows");
-  check_aligned("logits", args.logits, size_of(args.in_dtype));
-  check_aligned("probs_out", args.probs_out, 4);
-  check_aligned("idx_out", args.idx_out, size_of(args.idx_dtype));
-  check_aligned("k_per_row", args.k_per_row, 4);
-  const std::int64_t in_elements = args.rows > 1 ? (args.rows - 1) * args.row_stride + args.cols : args.cols;
-  const Span logits = span_of(args.logits, in_elements, size_of(args.in_dtype));
-  const Span probs = span_of(args.probs_out, args.rows * args.k, 4);
-  const Span indices = span_of(args.idx_out, args.rows * args.k, size_of(args.idx_dtype));
-  if (probs.overlaps(logits)) reject("probs_out overlaps logits");
-  if (indices.overlaps(logits)) reject("idx_out overlaps logits");
-  if (indices.overlaps(probs)) reject("idx_out overlaps probs_out");
+  require_aligned("logits", args.logits, size_of(args.in_dtype));
+  require_aligned("probs_out", args.probs_out, 4);
+  require_aligned("idx_out", args.idx_out, size_of(args.idx_dtype));
+  require_aligned("k_per_row", args.k_per_row, 4);
+  const TouchedRows logits = touched_rows(args.logits, args.rows, args.cols,
+                                          args.rows > 1 ? args.row_stride : args.cols,
+                                          size_of(args.in_dtype));
+  const TouchedRows probs = touched_span(args.probs_out, args.rows * args.k, 4);
+  const TouchedRows indices = touched_span(args.idx_out, args.rows * args.k, size_of(args.idx_dtype));
+  if (touch_same_bytes(probs, logits)) reject("probs_out overlaps logits");
+  if (touch_same_bytes(indices, logits)) reject("idx_out overlaps logits");
+  if (touch_same_bytes(indices, probs)) reject("idx_out overlaps probs_out");
+  // k_per_row is read while the outputs are written; beside the logits (also read) it may sit.
+  if (args.k_per_row == nullptr) return;
+  const TouchedRows limits = touched_span(args.k_per_row, args.rows, 4);
+  if (touch_same_bytes(limits, probs)) reject("k_per_row overlaps probs_out");
+  if (touch_same_bytes(limits, indices)) reject("k_per_row overlaps idx_out");
 }
 
 int max_pack_of(const TopkArgs& args) {
