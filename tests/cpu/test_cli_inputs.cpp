@@ -108,6 +108,17 @@ TEST_CASE("row 4: --spec /dev/zero is refused before reading, a FIFO without a w
   CHECK(contains(endless.output, "too long for a spec"));
 }
 
+TEST_CASE("a spec whose lists multiply past 100,000 calls is refused before expanding") {
+  TempDir dir;
+  std::string values;
+  for (int i = 1; i <= 1000; ++i) values += (i > 1 ? "," : "") + std::to_string(i);
+  const std::string spec = write_file(
+      dir, "long.json", R"({"ops": ["softmax"], "cols": [)" + values + R"(], "rows": [)" + values + "]}");
+  const Result result = run_kjit("bench --spec " + spec, "", 60);
+  CHECK(result.code == 2);
+  CHECK(contains(result.output, "expands to more than 100000 calls"));
+}
+
 TEST_CASE("row 5: cache export refuses to replace a link, a FIFO or a folder") {
   TempDir dir;
   const std::string cache = " --cache-dir " + dir / "cache";
