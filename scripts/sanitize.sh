@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The CPU suites, the cache suite and the install-and-link test built and run under
 # AddressSanitizer and UndefinedBehaviorSanitizer (CMakePresets.json, preset "sanitize", clang),
-# then each fuzzer for FUZZ_SECONDS seconds (default 30). The two suites that compile hundreds
+# then each fuzzer for FUZZ_SECONDS seconds (default 20). The two suites that compile hundreds
 # of kernels are left out: NVRTC is not instrumented, so they would add minutes and no coverage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,4 +13,4 @@ xxhash_dir=""
 cmake --preset sanitize ${xxhash_dir:+"$xxhash_dir"} ${KJIT_CMAKE_ARGS:-} >/dev/null
 cmake --build --preset sanitize -j "$(nproc)"
 ctest --preset sanitize -j "$(nproc)"
-FUZZ_SECONDS=${FUZZ_SECONDS:-30} bash scripts/fuzz.sh
+FUZZ_SECONDS=${FUZZ_SECONDS:-20} bash scripts/fuzz.sh
