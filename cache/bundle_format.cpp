@@ -118,6 +118,10 @@ bool parse_bundle_index(std::string_view bytes, const BundleHeader& header,
   }
   ByteReader reader(bytes);
   items.clear();
+  // The writer lays entries end to end in index order; demanding the same layout bounds the
+  // bytes read at open by the file's size (an index naming one large entry a million times
+  // would otherwise read it a million times).
+  std::uint64_t next_offset = kBundleHeaderSize;
   for (std::uint64_t i = 0; i < header.count && reader.ok(); ++i) {
     BundleItem item;
     item.kind = std::string(reader.get_blob32());
@@ -134,10 +138,21 @@ bool parse_bundle_index(std::string_view bytes, const BundleHeader& header,
       problem = "entry " + std::to_string(i) + " is larger than an entry may be";
       return false;
     }
+    if (reader.ok() && item.offset != next_offset) {
+      problem = "entry " + std::to_string(i) + " does not start where the one before it ends "
+                "(overlapping or out-of-order entries)";
+      return false;
+    }
+    next_offset = item.offset + item.size;
     items.push_back(std::move(item));
   }
   if (!reader.ok() || reader.remaining() != 0) {
     problem = "index does not match its entry count";
+    return false;
+  }
+  if (next_offset != header.index_offset) {
+    problem = "entries end at byte " + std::to_string(next_offset) + ", not where the index starts (" +
+              std::to_string(header.index_offset) + ")";
     return false;
   }
   return true;

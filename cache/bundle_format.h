@@ -67,7 +67,8 @@ class BundleWriter {
 bool parse_bundle_header(std::string_view bytes, std::uint64_t file_size, BundleHeader& header,
                          std::string& problem);
 
-/// Parses and range-checks the index; on failure returns false and sets `problem`.
+/// Parses and range-checks the index: its entries must lie end to end, in index order, from the
+/// header to the index, as BundleWriter writes them. On failure returns false and sets `problem`.
 bool parse_bundle_index(std::string_view bytes, const BundleHeader& header,
                         std::vector<BundleItem>& items, std::string& problem);
 

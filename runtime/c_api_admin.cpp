@@ -4,11 +4,13 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "kjit/kjit.h"
+#include "runtime/bounded_json.h"
 #include "runtime/c_api_guard.h"
 #include "runtime/log.h"
 #include "runtime/op_tools.h"
@@ -68,8 +70,13 @@ kjit::RuntimeOptions from_c(const kjit_options* given) {
 
 nlohmann::json parse_call(const char* call) {
   if (call == nullptr) reject("call is null");
-  nlohmann::json parsed = nlohmann::json::parse(call, nullptr, false);
-  if (!parsed.is_object()) reject(std::string("call: '") + call + "' is not a JSON object");
+  // The reason, not the whole text: a call can be megabytes, and "not an object" was also said
+  // of an object holding 1e400.
+  std::string problem;
+  const std::optional<nlohmann::json> document = kjit::parse_json_bounded(call, problem);
+  if (!document) reject("call: not valid JSON: " + problem);
+  nlohmann::json parsed = *document;
+  if (!parsed.is_object()) reject("call: must be a JSON object, not a " + std::string(parsed.type_name()));
   if (!parsed.contains("op") || !parsed["op"].is_string()) reject("call: no \"op\" string");
   return parsed;
 }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "kjit/error.hpp"
+#include "runtime/log.h"
 
 namespace kjit {
 namespace {
@@ -82,6 +83,7 @@ EnvSettings read_env_settings() {
     settings.tune = *mode;
   }
   settings.log_level = read_log_level();
+  if (!settings.log_level.empty()) check_log_level(settings.log_level, "KJIT_LOG_LEVEL");
   if (auto cap = get("KJIT_CACHE_MAX_SIZE"); !cap.empty()) {
     auto bytes = parse_byte_size(cap);
     if (!bytes)

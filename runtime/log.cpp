@@ -70,8 +70,17 @@ spdlog::logger& log() {
   static std::shared_ptr<spdlog::logger> logger = [] {
     std::shared_ptr<spdlog::sinks::sink> shared(&sink(), [](spdlog::sinks::sink*) {});
     auto made = std::make_shared<spdlog::logger>("kjit", shared);
-    std::string level = read_log_level();
-    made->set_level(level.empty() ? spdlog::level::warn : spdlog::level::from_str(level));
+    // A name spdlog does not know must not turn every warning off: warn, and say why.
+    made->set_level(spdlog::level::warn);
+    std::string problem;
+    if (std::string level = read_log_level(); !level.empty()) {
+      try {
+        made->set_level(parse_level(level, "KJIT_LOG_LEVEL"));
+      } catch (const Error& e) {
+        problem = e.what();
+      }
+    }
+    if (!problem.empty()) made->warn("{}; logging at warn", problem);
     return made;
   }();
   return *logger;
@@ -80,6 +89,8 @@ spdlog::logger& log() {
 void set_log_callback(LogCallback callback, void* user_data) noexcept {
   sink().set_callback(callback, user_data);
 }
+
+void check_log_level(const std::string& level, const char* what) { parse_level(level, what); }
 
 void set_log_level(const std::string& level, const char* what) {
   log().set_level(parse_level(level, what));

@@ -18,6 +18,9 @@ using LogCallback = void (*)(int level, const char* message, void* user_data);
 /// other threads log: a line goes wholly to one or the other.
 void set_log_callback(LogCallback callback, void* user_data) noexcept;
 
+/// Throws Error(kErrorInvalidArgument) naming `what` unless `level` is a spdlog level name.
+void check_log_level(const std::string& level, const char* what);
+
 /// Sets the logger's level from a spdlog level name ("trace" .. "off"); throws
 /// Error(kErrorInvalidArgument) naming `what` for any other text.
 void set_log_level(const std::string& level, const char* what);

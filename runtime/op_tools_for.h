@@ -3,6 +3,7 @@
 #pragma once
 
 #include "runtime/op_tools.h"
+#include "runtime/ops/call_fields.h"
 #include "runtime/runtime_access.h"
 
 namespace kjit {
@@ -14,16 +15,16 @@ class OpToolsFor : public OpTools {
   std::vector<std::string> ops() const override { return Family::ops(); }
   std::vector<std::string> fields() const override { return Family::fields(); }
 
-  void check(const nlohmann::json& call) const override { Family::problem_from_json(call); }
+  void check(const nlohmann::json& call) const override { problem_of(call); }
 
   std::string class_key(const nlohmann::json& call, const DeviceProps& device) const override {
-    const auto planned = Family::planned(Family::problem_from_json(call));
+    const auto planned = Family::planned(problem_of(call));
     return TuneRecords::key_text<Family>(device, Family::key_of(planned));
   }
 
   PlannedKernel plan(const nlohmann::json& call, const DeviceProps& device,
                      const std::string& algorithm) const override {
-    const auto planned = Family::planned(Family::problem_from_json(call));
+    const auto planned = Family::planned(problem_of(call));
     typename Family::Config config = Family::pick(planned, device);
     if (algorithm != "auto") {
       config = Family::complete(planned, device, Family::partial_config(algorithm));
@@ -41,7 +42,7 @@ class OpToolsFor : public OpTools {
 
   nlohmann::ordered_json prepare(Runtime& runtime, const nlohmann::json& call) const override {
     const auto report =
-        RuntimeAccess::dispatcher(runtime).prepare<Family>(Family::problem_from_json(call));
+        RuntimeAccess::dispatcher(runtime).prepare<Family>(problem_of(call));
     return kernel_report_json(report, report.config.to_json());
   }
 
@@ -50,7 +51,7 @@ class OpToolsFor : public OpTools {
     Dispatcher& dispatcher = RuntimeAccess::dispatcher(runtime);
     TuneOptions<typename Family::Config> options;
     options.reuse_record = reuse_record;
-    const auto report = dispatcher.tune<Family>(Family::problem_from_json(call), options, nullptr);
+    const auto report = dispatcher.tune<Family>(problem_of(call), options, nullptr);
     TuneSummary summary;
     if (save) summary.stored = dispatcher.record<Family>(report);
     summary.description = report.description;
@@ -63,6 +64,12 @@ class OpToolsFor : public OpTools {
       summary.candidates.push_back({c.config.to_string(), c.status, c.timing, c.reused,
                                     c.config == report.winner, c.config == report.heuristic});
     return summary;
+  }
+
+ private:
+  static typename Family::Problem problem_of(const nlohmann::json& call) {
+    require_known_fields(call, Family::fields());
+    return Family::problem_from_json(call);
   }
 };
 

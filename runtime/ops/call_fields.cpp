@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/ops/call_fields.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kjit/error.hpp"
@@ -13,6 +14,23 @@ namespace {
 }
 
 }  // namespace
+
+void require_known_fields(const nlohmann::json& call, const std::vector<std::string>& fields) {
+  if (!call.is_object()) return;  // the field readers name that
+  for (const auto& item : call.items()) {
+    if (std::find(fields.begin(), fields.end(), item.key()) != fields.end()) continue;
+    std::string known;
+    for (const std::string& field : fields) known += (known.empty() ? "" : ", ") + field;
+    // Quoted as JSON, and cut short: a key may hold control characters or be megabytes long.
+    std::string name = nlohmann::json(item.key()).dump(-1, ' ', false,
+                                                        nlohmann::json::error_handler_t::replace);
+    if (name.size() > 64) name = name.substr(0, 60) + "...\"";
+    const auto op = call.find("op");
+    const std::string whose = op != call.end() && op->is_string() ? op->get<std::string>() : "this op";
+    throw Error(Status::kErrorInvalidArgument,
+                "field " + name + " is not read by " + whose + " (it reads " + known + ")");
+  }
+}
 
 std::string string_field(const nlohmann::json& call, const char* name, const std::string& fallback) {
   const auto found = call.find(name);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,9 @@
 
 namespace kjit {
 
+/// Throws Error(kErrorInvalidArgument) naming the first field of `call` that is not in `fields`:
+/// a misspelt or misplaced field must not be ignored in silence.
+void require_known_fields(const nlohmann::json& call, const std::vector<std::string>& fields);
 /// Field `name` as a string; `fallback` when absent (empty fallback: the field is required).
 std::string string_field(const nlohmann::json& call, const char* name, const std::string& fallback = {});
 /// Field `name` as an integer; `fallback` when absent (a negative fallback: required).

@@ -7,8 +7,10 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cache/bundle.h"
+#include "cache/byte_io.h"
 #include "cache/bundle_format.h"
 #include "cache/digest.h"
 #include "cache/disk_cache.h"
@@ -35,6 +37,38 @@ std::string make_bundle(const TempDir& tmp) {
   const std::string path = tmp / "all.kjb";
   CHECK(source.export_bundle(path) == kEntries + 1);
   return path;
+}
+
+/// Where an index item says an entry lies.
+struct Placed {
+  std::string key_text;
+  std::uint64_t offset;
+  std::uint64_t size;
+};
+
+/// A bundle of `area` (the bytes between header and index) with an index of `items`, every
+/// checksum right: what anyone can write without kjit's BundleWriter.
+void write_forged_bundle(const std::string& path, const std::string& area,
+                         const std::vector<Placed>& items) {
+  std::string index;
+  ByteWriter index_writer(index);
+  for (const Placed& item : items) {
+    index_writer.put_blob32("cubin");
+    index_writer.put_blob32(digest_hex(item.key_text));
+    index_writer.put_u64(item.offset);
+    index_writer.put_u64(item.size);
+  }
+  std::string bytes;
+  ByteWriter writer(bytes);
+  writer.put_raw("KJITBNDL");
+  writer.put_u32(kBundleFormatVersion);
+  writer.put_u32(0);
+  writer.put_u64(items.size());
+  writer.put_u64(kBundleHeaderSize + area.size());
+  writer.put_u64(index.size());
+  writer.put_u64(checksum64(index));
+  writer.put_u64(checksum64(bytes));
+  write_bytes(path, bytes + area + index);
 }
 
 }  // namespace
@@ -254,4 +288,47 @@ TEST_CASE("a bundle header claiming a 20 GiB index is refused without allocating
   CHECK_FALSE(bundle.valid());
   CHECK_MESSAGE(bundle.problem().find("more than a bundle may have") != std::string::npos,
                 bundle.problem());
+}
+
+TEST_CASE("an index whose entries overlap, repeat or leave gaps is refused at open") {
+  // One index naming a large entry over and over made every open read it once per mention.
+  TempDir tmp;
+  const std::string path = tmp / "forged.kjb";
+  const std::string first = forged_entry("cubin", key_of(0), "{}", std::string(1 << 20, 'x'));
+  const std::string second = forged_entry("cubin", key_of(1), "{}", payload_of(1));
+  const std::uint64_t at_first = kBundleHeaderSize;
+  const std::uint64_t at_second = kBundleHeaderSize + first.size();
+  std::string expected;
+  SUBCASE("one entry named a thousand times") {
+    write_forged_bundle(path, first,
+                        std::vector<Placed>(1000, Placed{key_of(0), at_first, first.size()}));
+    expected = "does not start where the one before it ends";
+  }
+  SUBCASE("entries listed out of order") {
+    write_forged_bundle(path, first + second,
+                        {{key_of(1), at_second, second.size()}, {key_of(0), at_first, first.size()}});
+    expected = "does not start where the one before it ends";
+  }
+  SUBCASE("bytes no entry covers") {
+    write_forged_bundle(path, first + "junk", {{key_of(0), at_first, first.size()}});
+    expected = "not where the index starts";
+  }
+  WarningCounter warnings;
+  Bundle bundle(path);
+  CHECK_FALSE(bundle.valid());
+  CHECK_MESSAGE(bundle.problem().find(expected) != std::string::npos, bundle.problem());
+}
+
+TEST_CASE("a forged bundle laid out as the writer lays it is read") {
+  // The layout rule above refuses nothing BundleWriter makes.
+  TempDir tmp;
+  const std::string path = tmp / "forged.kjb";
+  const std::string first = forged_entry("cubin", key_of(0), "{}", payload_of(0));
+  const std::string second = forged_entry("cubin", key_of(1), "{}", payload_of(1));
+  write_forged_bundle(path, first + second,
+                      {{key_of(0), kBundleHeaderSize, first.size()},
+                       {key_of(1), kBundleHeaderSize + first.size(), second.size()}});
+  Bundle bundle(path);
+  REQUIRE_MESSAGE(bundle.valid(), bundle.problem());
+  CHECK(bundle.get("cubin", key_of(1))->payload == payload_of(1));
 }

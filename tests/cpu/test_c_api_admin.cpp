@@ -115,6 +115,26 @@ TEST_CASE("prepare and explain name what is wrong with the call") {
   kjit_runtime_destroy(rt);
 }
 
+TEST_CASE("prepare names a field the op does not read, and why a call does not parse") {
+  kjit_runtime* rt = nullptr;
+  kjit_options options = defaults();
+  REQUIRE(kjit_runtime_create_with_options(&rt, &options) == KJIT_SUCCESS);
+  // Misspelt or meant for another op: ignoring it would prepare some other kernel than intended.
+  CHECK(kjit_prepare(rt, R"({"op": "softmax", "cols": 10, "colls": 20})") ==
+        KJIT_ERROR_INVALID_ARGUMENT);
+  CHECK_MESSAGE(last_error().find(R"(field "colls" is not read by softmax)") == 0, last_error());
+  CHECK(kjit_prepare(rt, R"({"op": "softmax", "cols": 10, "k": 4})") == KJIT_ERROR_INVALID_ARGUMENT);
+  CHECK_MESSAGE(last_error().find(R"(field "k")") == 0, last_error());
+  // An object with a number past double's range is not "not an object": the reason is given.
+  CHECK(kjit_prepare(rt, R"({"op": "softmax", "cols": 1e400})") == KJIT_ERROR_INVALID_ARGUMENT);
+  CHECK_MESSAGE(last_error().find("number overflow") != std::string::npos, last_error());
+  // A call megabytes long is not echoed whole.
+  const std::string deep = std::string(1 << 20, '[') + std::string(1 << 20, ']');
+  CHECK(kjit_prepare(rt, deep.c_str()) == KJIT_ERROR_INVALID_ARGUMENT);
+  CHECK_MESSAGE(last_error().size() < 1000, last_error().substr(0, 200));
+  kjit_runtime_destroy(rt);
+}
+
 TEST_CASE("explain reports the kernel, or that there is no driver") {
   kjit_runtime* rt = nullptr;
   kjit_options options = defaults();

@@ -300,3 +300,27 @@ TEST_CASE("row 16: a spec that is a folder or unreadable, and an unknown command
   CHECK(verbless.code == 2);
   CHECK(contains(verbless.output, "verify, prune, clear, export, import"));
 }
+
+TEST_CASE("a call field the op does not read is named, not ignored") {
+  // A spec file refused these; --field and the call flags dropped them in silence.
+  const Result misspelt = run_kjit("compile --op softmax --cols 128 --arch sm_90 --field colls=256");
+  CHECK(misspelt.code == 2);
+  CHECK_MESSAGE(contains(misspelt.output, R"(field "colls" is not read by softmax)"), misspelt.output);
+  const Result misplaced = run_kjit("inspect --explain --op log_softmax --cols 128 --k 5 --arch sm_90");
+  CHECK(misplaced.code == 2);
+  CHECK_MESSAGE(contains(misplaced.output, R"(field "k" is not read by log_softmax)"), misplaced.output);
+  const Result read = run_kjit("inspect --explain --op softmax_topk --cols 128 --k 5 --arch sm_90");
+  CHECK_MESSAGE(read.code == 0, read.output);
+}
+
+TEST_CASE("an unknown KJIT_LOG_LEVEL is named, not taken as \"off\"") {
+  // spdlog reads a name it does not know as "off": every warning, the unsafe-folder ones too,
+  // went missing without a word.
+  TempDir dir;
+  const Result verify = run_kjit("cache verify --cache-dir " + dir / "cache", "KJIT_LOG_LEVEL=loud");
+  CHECK(verify.code == 2);
+  CHECK_MESSAGE(contains(verify.output, "KJIT_LOG_LEVEL='loud' is not one of trace, debug"),
+                verify.output);
+  const Result known = run_kjit("cache verify --cache-dir " + dir / "cache", "KJIT_LOG_LEVEL=error");
+  CHECK_MESSAGE(known.code == 0, known.output);
+}

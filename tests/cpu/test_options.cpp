@@ -79,6 +79,14 @@ TEST_CASE("an invalid KJIT_TUNE names the variable and the accepted values") {
   CHECK(error.find("first-use") != std::string::npos);
 }
 
+TEST_CASE("an unknown KJIT_LOG_LEVEL is named, not read as \"off\"") {
+  // spdlog reads any name it does not know as "off", which hid every warning.
+  const std::string error = error_of("KJIT_LOG_LEVEL", "loud");
+  CHECK(error.find("KJIT_LOG_LEVEL='loud'") != std::string::npos);
+  CHECK(error.find("warn") != std::string::npos);
+  CHECK(error_of("KJIT_LOG_LEVEL", "debug").empty());
+}
+
 TEST_CASE("sizes are parsed with checked arithmetic: too large is refused, never wrapped") {
   CHECK(parse_byte_size("0") == std::uint64_t{0});
   CHECK(parse_byte_size("500M") == std::uint64_t{500} << 20);
