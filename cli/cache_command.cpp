@@ -25,7 +25,7 @@ struct CacheFlags {
 /// The outcome as one JSON object on stdout (--json), or `text` as it is.
 void report(const CacheFlags& flags, const nlohmann::ordered_json& fields, const std::string& text) {
   if (flags.json) {
-    std::printf("%s\n", fields.dump(2).c_str());
+    std::printf("%s\n", fields.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::printf("%s", text.c_str());
   }

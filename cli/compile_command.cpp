@@ -31,7 +31,7 @@ void print_report(const CompiledKernel& k, const PlannedKernel& plan, bool json)
         {"arch", "sm_" + std::to_string(k.arch)}, {"registers", k.usage.registers},
         {"static_smem", k.usage.static_smem}, {"dynamic_smem", plan.shape.dynamic_smem},
         {"spill_bytes", spills}, {"cubin_bytes", k.cubin.size()}, {"compile_ms", k.compile_ms}};
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return;
   }
   std::printf("key:        %s\n", k.key_digest.c_str());

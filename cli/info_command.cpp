@@ -80,7 +80,7 @@ void run_info(bool json) {
   info["archs"] = archs;
   info.update(driver_fields());
   if (json) {
-    std::printf("%s\n", info.dump(2).c_str());
+    std::printf("%s\n", info.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     print_text(info);
   }

@@ -113,7 +113,7 @@ void list_entries(cache::DiskCache& disk, bool as_json) {
   if (as_json) {
     ordered_json out = ordered_json::array();
     for (const auto& info : entries) out.push_back(entry_json(info));
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return;
   }
   if (entries.empty()) {
@@ -154,8 +154,12 @@ void print_log(cache::DiskCache& disk, const std::string& prefix) {
   std::printf("file:     %s\n", info.path.c_str());
   std::printf("payload:  %llu bytes\n", static_cast<unsigned long long>(info.payload_size));
   std::printf("age:      %s\n", age_text(info.mtime).c_str());
-  std::printf("key text:\n%s\n", key ? key->dump(2).c_str() : info.key_text.c_str());
-  std::printf("metadata:\n%s\n", info.metadata.dump(2).c_str());
+  // Dumped with invalid UTF-8 replaced and control characters escaped: entries can be forged.
+  const auto dump = [](const auto& value) {
+    return value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  std::printf("key text:\n%s\n", key ? dump(*key).c_str() : printable(info.key_text).c_str());
+  std::printf("metadata:\n%s\n", dump(info.metadata).c_str());
 }
 
 /// "nvrtc 12.8 (this call: 13.0), arch sm_80 (this call: sm_90)": how a stored key differs.
@@ -266,7 +270,7 @@ void print_explanation(const Explanation& x, const std::string& dir, bool as_jso
                         {"entry", x.entry ? json(x.entry->path) : json()},
                         {"bundle", x.bundle.empty() ? json() : json(x.bundle)},
                         {"hints", x.hints}};
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return;
   }
   std::printf("call:     %s (planned as %s)\n", describe(x.call).c_str(),

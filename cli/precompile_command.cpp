@@ -233,7 +233,7 @@ void run_precompile(const PrecompileFlags& flags) {
   if (flags.json) {
     nlohmann::ordered_json out = summary;
     out["tuned"] = tuned;
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else if (flags.tune) {
     std::printf("%zu shapes tuned\n", tuned);
   }

@@ -63,7 +63,22 @@ bool gpu_present() {
 
 Table::Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
 
-void Table::add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+void Table::add(std::vector<std::string> row) {
+  // Cells may come from cache metadata anyone could forge: no control character reaches the
+  // terminal as itself.
+  for (std::string& cell : row) cell = printable(cell);
+  rows_.push_back(std::move(row));
+}
+
+std::string printable(const std::string& text) {
+  std::string shown;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) shown += format("\\x%02x", byte);
+    else shown += c;
+  }
+  return shown;
+}
 
 void Table::print() const {
   std::vector<std::size_t> widths;

@@ -38,6 +38,9 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+/// `text` with every control character written as \xNN, safe to print to a terminal.
+std::string printable(const std::string& text);
+
 /// printf-style formatting to std::string.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -6,6 +6,7 @@
 
 #include "kjit/error.hpp"
 #include "runtime/op_tools.h"
+#include "runtime/ops/call_fields.h"
 
 namespace kjit {
 namespace {
@@ -48,7 +49,7 @@ const OpTools& op_tools(const std::string& op) {
     const std::vector<std::string> ops = tools->ops();
     if (std::find(ops.begin(), ops.end(), op) != ops.end()) return *tools;
   }
-  throw Error(Status::kErrorInvalidArgument, "op '" + op + "' is not one of " + known_ops());
+  throw Error(Status::kErrorInvalidArgument, "op " + quoted_text(op) + " is not one of " + known_ops());
 }
 
 }  // namespace kjit

@@ -115,4 +115,4 @@ def test_call_descriptions():
     raises("cols", kjit.explain, "softmax", cols=0, arch="sm_90")
     raises("k", kjit.explain, "softmax_topk", cols=8, k=9, arch="sm_90")
     raises("arch", kjit.explain, "softmax", cols=8, arch="sm_9x")
-    raises("arch", kjit.explain, "softmax", cols=8, arch="sm_35", match="not a target")
+    raises("arch", kjit.explain, "softmax", cols=8, arch="sm_35", match="not supported")

@@ -53,7 +53,8 @@ def test_a_bundle_carries_every_entry(filled, tmp_path):
 
 
 def test_prune_and_clear(filled):
-    pruned = kjit.cache.prune(0, filled)
+    assert kjit.cache.prune(0, filled)["removed"] == 0  # 0 means no cap, as KJIT_CACHE_MAX_SIZE=0
+    pruned = kjit.cache.prune(1, filled)
     assert pruned["removed"] == KERNELS and pruned["bytes_after"] == 0
     assert kjit.precompile(SPEC, ["sm_90"], cache_dir=filled)["compiled"] == KERNELS
     assert kjit.cache.clear(filled) == KERNELS

@@ -34,7 +34,8 @@ nlohmann::json metadata_of(const CompiledKernel& kernel) {
 std::shared_ptr<const CompiledKernel> from_entry(const cache::Entry& entry, const KernelSpec& spec,
                                                  int arch, const std::string& key_text) {
   const cache::EntryMetadata& facts = entry.facts;
-  if (!facts.lowered_name || entry.payload.empty()) return nullptr;
+  // An entry without the kernel's lowered name could never be launched: a miss, compiled again.
+  if (!facts.lowered_name || facts.lowered_name->empty() || entry.payload.empty()) return nullptr;
   auto kernel = std::make_shared<CompiledKernel>();
   kernel->spec = spec;
   kernel->arch = arch;

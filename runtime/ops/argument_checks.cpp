@@ -2,6 +2,7 @@
 #include "runtime/ops/argument_checks.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "kjit/error.hpp"
@@ -89,6 +90,13 @@ void require_aligned(const char* name, const void* pointer, int element_bytes) {
     throw Error(Status::kErrorInvalidArgument,
                 std::string(name) + " is not aligned to its element size (" +
                     std::to_string(element_bytes) + " bytes)");
+}
+
+void require_addressable(const char* name, const TouchedRows& t) {
+  if (t.rows <= 0) return;
+  if (span_end(t) > Wide(std::numeric_limits<std::uintptr_t>::max()) + 1)
+    throw Error(Status::kErrorInvalidArgument,
+                std::string(name) + ": its rows run past the end of the address space");
 }
 
 void require_rows(std::int64_t rows) {

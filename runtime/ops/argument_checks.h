@@ -33,6 +33,9 @@ bool touch_same_bytes(const TouchedRows& a, const TouchedRows& b) noexcept;
 /// `element_bytes` (a misaligned element faults on the GPU). A null pointer passes.
 void require_aligned(const char* name, const void* pointer, int element_bytes);
 
+/// Throws Error(kErrorInvalidArgument) naming `name` when the bytes `t` touches run past the end
+/// of the address space (a pointer no allocation can have).
+void require_addressable(const char* name, const TouchedRows& t);
 /// Throws Error(kErrorInvalidArgument) naming rows unless 0 <= rows <= kMaxRows.
 void require_rows(std::int64_t rows);
 

@@ -15,16 +15,19 @@ namespace {
 
 }  // namespace
 
+std::string quoted_text(const std::string& text) {
+  std::string quoted = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (quoted.size() > 64) quoted = quoted.substr(0, 60) + "...\"";
+  return quoted;
+}
+
 void require_known_fields(const nlohmann::json& call, const std::vector<std::string>& fields) {
   if (!call.is_object()) return;  // the field readers name that
   for (const auto& item : call.items()) {
     if (std::find(fields.begin(), fields.end(), item.key()) != fields.end()) continue;
     std::string known;
     for (const std::string& field : fields) known += (known.empty() ? "" : ", ") + field;
-    // Quoted as JSON, and cut short: a key may hold control characters or be megabytes long.
-    std::string name = nlohmann::json(item.key()).dump(-1, ' ', false,
-                                                        nlohmann::json::error_handler_t::replace);
-    if (name.size() > 64) name = name.substr(0, 60) + "...\"";
+    const std::string name = quoted_text(item.key());
     const auto op = call.find("op");
     const std::string whose = op != call.end() && op->is_string() ? op->get<std::string>() : "this op";
     throw Error(Status::kErrorInvalidArgument,

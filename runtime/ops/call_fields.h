@@ -17,6 +17,10 @@ namespace kjit {
 /// Throws Error(kErrorInvalidArgument) naming the first field of `call` that is not in `fields`:
 /// a misspelt or misplaced field must not be ignored in silence.
 void require_known_fields(const nlohmann::json& call, const std::vector<std::string>& fields);
+/// `text` as a JSON string, at most about 64 characters: safe to print whatever it holds
+/// (control characters, NUL, invalid UTF-8, megabytes).
+std::string quoted_text(const std::string& text);
+
 /// Field `name` as a string; `fallback` when absent (empty fallback: the field is required).
 std::string string_field(const nlohmann::json& call, const char* name, const std::string& fallback = {});
 /// Field `name` as an integer; `fallback` when absent (a negative fallback: required).

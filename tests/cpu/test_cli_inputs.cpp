@@ -324,3 +324,12 @@ TEST_CASE("an unknown KJIT_LOG_LEVEL is named, not taken as \"off\"") {
   const Result known = run_kjit("cache verify --cache-dir " + dir / "cache", "KJIT_LOG_LEVEL=error");
   CHECK_MESSAGE(known.code == 0, known.output);
 }
+
+TEST_CASE("names in messages are quoted whole, NUL and control characters included") {
+  TempDir dir;
+  const std::string spec = write_file(dir, "nul.json", R"({"ops": ["soft\u0000max\u001b[2J"], "cols": [8]})");
+  const Result result = precompile(dir / "cache", spec);
+  INFO(result.output);
+  CHECK(result.code == 2);
+  CHECK(contains(result.output, R"(op "soft\u0000max\u001b[2J" is not one of)"));
+}

@@ -9,6 +9,8 @@
 
 #include "runtime/driver/nominal_device.h"
 #include "kjit/error.hpp"
+#include "cache/disk_cache.h"
+#include "runtime/compiler/kernel_key.h"
 #include "runtime/launch/cubin_store.h"
 #include "runtime/ops/rowwise/rowwise_heuristics.h"
 #include "runtime/ops/rowwise/rowwise_kernels.h"
@@ -71,5 +73,31 @@ TEST_CASE("with KJIT_JIT=0 a cubin missing from every cache is a clear error") {
     CHECK(std::string(error.what()).find("KJIT_JIT=0") != std::string::npos);
   }
   CHECK(store.compiles() == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("an entry without the kernel's lowered name is a miss, compiled again") {
+  const std::string dir = fresh_dir();
+  kjit::EnvSettings settings;
+  settings.cache_dir = dir;
+  settings.disk_cache = true;
+  const kjit::KernelSpec spec = sample_spec();
+  {
+    kjit::CubinStore first(settings);
+    first.get(spec, 90);
+  }
+  // The same entry with its lowered name emptied, as a forger could leave it: it could never
+  // be launched, so it must not count as cached.
+  kjit::cache::DiskCache disk(dir);
+  const std::string key = kjit::kernel_key_text(spec, 90);
+  auto entry = disk.get("cubin", key);
+  REQUIRE(entry);
+  nlohmann::json metadata = entry->metadata;
+  metadata["lowered_name"] = "";
+  REQUIRE(disk.put("cubin", key, entry->payload, metadata));
+  kjit::CubinStore second(settings);
+  auto kernel = second.get(spec, 90);
+  CHECK(second.compiles() == 1);
+  CHECK_FALSE(kernel->lowered_name.empty());
   std::filesystem::remove_all(dir);
 }

@@ -321,3 +321,18 @@ TEST_CASE("validation names the first bad argument of several") {
   CHECK(status == Status::kErrorInvalidArgument);
   CHECK(message.find("cols") != std::string::npos);
 }
+
+TEST_CASE("rows that run past the end of the address space are named") {
+  // A pointer no allocation can have: its rows would wrap around to address 0.
+  RowwiseArgs args = valid_args();
+  args.in = reinterpret_cast<const void*>(~std::uintptr_t{0} - 255);
+  Status status;
+  std::string message;
+  std::tie(status, message) = outcome([&] { validate_rowwise(RowOp::kSoftmax, args, nullptr); });
+  CHECK(status == Status::kErrorInvalidArgument);
+  CHECK(message.find("in: its rows run past the end of the address space") != std::string::npos);
+  args = valid_args();
+  args.out = reinterpret_cast<void*>(~std::uintptr_t{0} - 255);
+  std::tie(status, message) = outcome([&] { validate_rowwise(RowOp::kSoftmax, args, nullptr); });
+  CHECK(message.find("out: its rows run past the end of the address space") != std::string::npos);
+}

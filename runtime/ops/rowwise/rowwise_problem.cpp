@@ -39,6 +39,8 @@ void check_overlap(const RowwiseArgs& args, const float* scale_out) {
                                       size_of(args.in_dtype));
   const TouchedRows out = touched_rows(args.out, args.rows, args.cols, args.out_row_stride,
                                        size_of(args.out_dtype));
+  require_addressable("in", in);
+  require_addressable("out", out);
   const bool exactly_in_place = args.in == args.out &&
                                 args.in_row_stride == args.out_row_stride &&
                                 size_of(args.in_dtype) == size_of(args.out_dtype);
@@ -46,6 +48,7 @@ void check_overlap(const RowwiseArgs& args, const float* scale_out) {
     reject("out overlaps in without being exactly in place (same pointer, stride and element size)");
   if (scale_out == nullptr) return;
   const TouchedRows scales = touched_span(scale_out, args.rows, 4);
+  require_addressable("scale_out", scales);
   if (touch_same_bytes(scales, in)) reject("scale_out overlaps in");
   if (touch_same_bytes(scales, out)) reject("scale_out overlaps out");
 }

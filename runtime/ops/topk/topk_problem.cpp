@@ -61,12 +61,16 @@ void check_layout(const TopkArgs& args) {
                                           size_of(args.in_dtype));
   const TouchedRows probs = touched_span(args.probs_out, args.rows * args.k, 4);
   const TouchedRows indices = touched_span(args.idx_out, args.rows * args.k, size_of(args.idx_dtype));
+  require_addressable("logits", logits);
+  require_addressable("probs_out", probs);
+  require_addressable("idx_out", indices);
   if (touch_same_bytes(probs, logits)) reject("probs_out overlaps logits");
   if (touch_same_bytes(indices, logits)) reject("idx_out overlaps logits");
   if (touch_same_bytes(indices, probs)) reject("idx_out overlaps probs_out");
   // k_per_row is read while the outputs are written; beside the logits (also read) it may sit.
   if (args.k_per_row == nullptr) return;
   const TouchedRows limits = touched_span(args.k_per_row, args.rows, 4);
+  require_addressable("k_per_row", limits);
   if (touch_same_bytes(limits, probs)) reject("k_per_row overlaps probs_out");
   if (touch_same_bytes(limits, indices)) reject("k_per_row overlaps idx_out");
 }
