@@ -1,9 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
 """The batched small-tile attention cases that bench/compare_attention.py times, with their floors,
-work and targets. No torch here, so `compare_attention.py --list` runs without a GPU."""
+work and targets, and the names of the paths timed on them. No torch here, so
+`compare_attention.py --list` runs without a GPU."""
 from dataclasses import dataclass
 
 DTYPE_BYTES = {"float16": 2, "bfloat16": 2}
+SDPA_BACKENDS = {"sdpa_math": "MATH", "sdpa_efficient": "EFFICIENT_ATTENTION",
+                 "sdpa_flash": "FLASH_ATTENTION", "sdpa_cudnn": "CUDNN_ATTENTION"}
+TORCH_PATHS = ["eager"] + list(SDPA_BACKENDS) + ["compile"]
+PATHS = ["kjit", "seed"] + TORCH_PATHS  # timed, in table order; "sdpa" (default) is only checked
+PATH_TITLES = {"kjit": "kjit", "seed": "seed", "eager": "bmm-softmax-bmm", "sdpa_math": "SDPA math",
+               "sdpa_efficient": "SDPA efficient", "sdpa_flash": "SDPA flash",
+               "sdpa_cudnn": "SDPA cuDNN", "compile": "torch.compile", "sdpa": "SDPA default"}
+SWIN_MASK_VALUE = -100.0  # what Swin adds between tokens of different regions of a shifted window
 SHORT_DTYPES = {"f16": "float16", "bf16": "bfloat16"}
 ISSUE_COPY_GBPS = 3000.0  # the H100's measured copy bandwidth, for floors printed without a GPU
 
@@ -95,13 +104,16 @@ def runs_for(quick, listed):
     return [(c, dt) for c in CASES for dt in DTYPE_BYTES]
 
 
-def list_lines(runs, copy_gbps):
+def list_lines(runs, copy_gbps, seed_reasons):
+    """The runs with their floors at copy_gbps; seed_reasons: case name -> why the seed's kernel
+    cannot serve it (None: it can)."""
     lines = [f"floor = Q, K, V, bias and mask read once and O written once at {copy_gbps:.0f} GB/s "
              "(read + write); GFLOP = 2*M*N*(D+Dv) a problem", "",
-             "| case | dtype | shape | MB moved | floor us | GFLOP | kjit target us |",
-             "|---|---|---|---|---|---|---|"]
+             "| case | dtype | shape | MB moved | floor us | GFLOP | kjit target us | seed kernel |",
+             "|---|---|---|---|---|---|---|---|"]
     for case, dtype in runs:
         lines.append(f"| {case.name} | {dtype} | {case.shape_text()} | "
                      f"{case.tensor_bytes(dtype) / 1e6:.1f} | {case.floor_us(dtype, copy_gbps):.1f} | "
-                     f"{case.flops() / 1e9:.1f} | {case.target_us:g} |")
+                     f"{case.flops() / 1e9:.1f} | {case.target_us:g} | "
+                     f"{seed_reasons.get(case.name) or 'yes'} |")
     return lines

@@ -165,9 +165,13 @@ class SeedAttention:
         try:
             self.kernels = CupyKernels(source, options)
             self.via = "CuPy RawModule"
-        except ImportError:
-            self.kernels = DriverKernels(nvrtc_cubin(source, options, arch))
-            self.via = "NVRTC + driver (ctypes)"
+        except Exception as cupy_error:  # noqa: BLE001 - no CuPy, or one that cannot build it
+            try:
+                self.kernels = DriverKernels(nvrtc_cubin(source, options, arch))
+            except Exception as e:
+                raise RuntimeError(f"CuPy: {type(cupy_error).__name__}: {cupy_error}; "
+                                   f"ctypes: {type(e).__name__}: {e}") from e
+            self.via = f"NVRTC + driver by ctypes (CuPy: {type(cupy_error).__name__})"
 
     def launch(self, dtype, q, k, v, o, batch, heads, strides, scale, stream):
         """dtype: "float16" or "bfloat16"; q, k, v, o: device pointers; strides: {"q": (batch,
