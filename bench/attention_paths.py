@@ -4,6 +4,7 @@ ctypes, seed 004's kernel, torch's bmm-softmax-bmm, scaled_dot_product_attention
 torch.compile; the inputs they share, the float64 check, and one run of a case in one dtype."""
 import ctypes
 import math
+import re
 import warnings
 
 import torch
@@ -107,17 +108,18 @@ def padded_rows(x):
 
 
 def shared_inputs(case, dtype):
-    """bias [H, M, N], mask [W, M, N] and the one additive attn_mask SDPA takes. Bias and mask are
-    a model's constants, so SDPA's combined [W * H, M, N] copy is made once, outside the timing."""
+    """bias [H, M, N], mask [W, M, N] and the one additive attn_mask SDPA takes, 4-d as every
+    backend accepts it: [1, W * H, M, N] (bias and mask; bias and mask are a model's constants, so
+    the combined copy is made once, outside the timing) or [1, H, M, N] (bias alone)."""
     bias = mask = sdpa_mask = None
     if case.bias:
         bias = torch.randn(case.heads, case.m, case.n, device=DEVICE).to(dtype)
     if case.mask_windows:
         mask = swin_shift_mask(case.mask_windows, case.m).to(dtype)
         both = mask[:, None] + (bias[None] if bias is not None else 0)  # [W, H, M, N]
-        sdpa_mask = padded_rows(both.reshape(-1, case.m, case.n))
+        sdpa_mask = padded_rows(both.reshape(1, -1, case.m, case.n))
     elif bias is not None:
-        sdpa_mask = padded_rows(bias)
+        sdpa_mask = padded_rows(bias.unsqueeze(0))
     return bias, mask, sdpa_mask
 
 
@@ -146,7 +148,7 @@ def eager_attention(q, k, v, bias, mask, scale):
 
 def sdpa_attention(t, scale, backend=None):
     """SDPA on the set t (default dispatch, or one backend). With a mask the batch is folded as
-    [B / W, W * H], so that the combined [W * H, M, N] attn_mask broadcasts over the first dim."""
+    [B / W, W * H], so that the combined [1, W * H, M, N] attn_mask broadcasts over the first dim."""
     q, k, v = t["q"], t["k"], t["v"]
     if t["mask"] is not None:
         folded = (q.shape[0] // t["mask"].shape[0], -1)
@@ -230,8 +232,9 @@ def probe(call):
             return out, None
         except Exception as e:  # noqa: BLE001 - any failure of one path is that path's cell
             first_line = (str(e).splitlines() or [""])[0]
-            reasons = [str(w.message) for w in caught][:2] + [f"{type(e).__name__}: {first_line}"]
-            return None, " ".join(" ".join(reasons).split())[:400]
+            reasons = [str(w.message) for w in caught] + [f"{type(e).__name__}: {first_line}"]
+            text = re.sub(r"\s*\(Triggered internally at [^)]*\)", "", " ".join(reasons))
+            return None, " ".join(text.split())[:500]
 
 
 def time_launches(enqueue, copies):

@@ -444,7 +444,7 @@ def attention_section(header, source, data):
              "dispatch). `floor` is Q, K, V, bias and mask read once and O written once at the "
              "copy bandwidth; `% of floor` is floor / kjit time; TFLOP/s counts 2*M*N*(D+Dv) a "
              "problem; `kjit / best` is kjit's time over the fastest torch path's. SDPA gets bias "
-             "and mask as one [W*H, M, N] attn_mask made beforehand. Copy bandwidth in this "
+             "and mask as one [1, W*H, M, N] attn_mask made beforehand. Copy bandwidth in this "
              f"process: {data.get('copy_gbps', 0):.0f} GB/s." + since(header, source, data.get("date")),
              ""]
     lines += table(["case", "dtype", "shape", "floor us", "kjit us", "% of floor", "TFLOP/s",
