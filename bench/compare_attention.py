@@ -13,7 +13,7 @@ read once and O written once at the copy bandwidth measured in the same run.
 Exits 1 when kjit's result is wrong, kjit fails, or libkjit lacks the op; torch's results and
 missed speed targets are reported, not fatal.
 
-usage: compare_attention.py LIBKJIT.so [--out FILE.md] [--json FILE.json]
+usage: compare_attention.py LIBKJIT.so [--out FILE.md] [--json FILE.json] [--merge]
                             [--quick | --cases NAME[:f16|bf16],...] [--no-compile]
        compare_attention.py --list [--copy-gbps GBPS]      (no GPU: the cases and their floors)
 """
@@ -22,12 +22,14 @@ import ctypes
 import datetime
 import json
 import math
+import os
 import sys
+import time
 
 import seed_attention
 from attention_args import AttentionArgs
-from attention_cases import (ISSUE_COPY_GBPS, PATH_TITLES, SWIN_MASK_VALUE, TORCH_PATHS, list_lines,
-                             runs_for)
+from attention_cases import (CASES, DTYPE_BYTES, ISSUE_COPY_GBPS, PATH_TITLES, SWIN_MASK_VALUE,
+                             TORCH_PATHS, list_lines, runs_for)
 
 COLUMNS = (["case", "dtype", "floor us", "kjit us", "% of floor", "kjit TFLOP/s", "seed us"] +
            [PATH_TITLES[p] + " us" for p in TORCH_PATHS] +
@@ -37,7 +39,8 @@ TABLE_HEAD = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
 
 def new_run(case, dtype, copy_gbps):
     return {"case": case.name, "title": case.title, "shape": case.shape_text(), "dtype": dtype,
-            "floor_us": case.floor_us(dtype, copy_gbps), "gflop": case.flops() / 1e9,
+            "copy_gbps": copy_gbps, "floor_us": case.floor_us(dtype, copy_gbps),
+            "gflop": case.flops() / 1e9,
             "target_us": case.target_us, "paths": {}, "check": "ok", "problems": [], "notes": [],
             "kjit_us": None, "floor_pct": None, "tflops": None, "best_torch": None,
             "best_torch_us": None, "kjit_vs_best": None, "kjit_err": None, "sdpa_err": None}
@@ -91,7 +94,8 @@ def path_cell(p):
 
 def table_row(run):
     paths = run["paths"]
-    values = [run["case"], run["dtype"].replace("float", "f"), f"{run['floor_us']:.1f}",
+    values = [run["case"] + ("*" if run.get("earlier") else ""), run["dtype"].replace("float", "f"),
+              f"{run['floor_us']:.1f}",
               path_cell(paths.get("kjit")), fmt(run["floor_pct"], ".0f", "%"),
               fmt(run["tflops"], ".1f"), path_cell(paths.get("seed"))]
     values += [path_cell(paths.get(p)) for p in TORCH_PATHS]
@@ -180,10 +184,30 @@ def header_lines(meta):
             "floor = Q, K, V, bias, mask read once + O written once at the copy bandwidth; "
             "% of floor = floor / kjit time; TFLOP/s = 2*M*N*(D+Dv) a problem / kjit time; "
             "kjit / best = kjit time / the fastest torch path's; err = max |out - float64| over "
-            "a subsample of problems", ""]
+            "a subsample of problems; a case marked * was measured by an earlier call (--merge), "
+            "with its own copy bandwidth", ""]
 
 
 # ---- main -------------------------------------------------------------------------------------
+
+def earlier_runs(path):
+    """The runs of an earlier --json file, for --merge: a full table split over several processes
+    (each under a time limit). Missing or unreadable: none."""
+    if not path or not os.path.isfile(path):
+        return []
+    try:
+        with open(path) as f:
+            return json.load(f).get("runs", [])
+    except (OSError, ValueError):
+        return []
+
+
+def merged(earlier, runs):
+    """earlier's runs that this process did not redo, then this process's, in the table's order."""
+    redone = {(r["case"], r["dtype"]) for r in runs}
+    kept = [dict(r, earlier=True) for r in earlier if (r["case"], r["dtype"]) not in redone]
+    order = {(c.name, dt): i for i, (c, dt) in enumerate((c, dt) for c in CASES for dt in DTYPE_BYTES)}
+    return sorted(kept + runs, key=lambda r: order.get((r["case"], r["dtype"]), len(order)))
 
 def list_cases(runs, copy_gbps):
     reasons = {c.name: seed_attention.unsupported(c.m, c.n, c.d, c.dv, c.bias, bool(c.mask_windows),
@@ -212,9 +236,12 @@ def measure(args, runs_wanted):
             "compile": not args.no_compile}
     print("\n".join(header_lines(meta) + TABLE_HEAD), flush=True)
 
+    earlier = earlier_runs(args.json) if args.merge else []
     runs = []
     for case, dtype in runs_wanted:
         run = new_run(case, dtype, copy_gbps)
+        run["date"] = meta["date"]
+        started = time.monotonic()
         try:
             torch.cuda.empty_cache()
             run.update(run_case(case, dtype, kjit, kjit_missing, seeds, working_set,
@@ -222,16 +249,18 @@ def measure(args, runs_wanted):
         except Exception as e:  # noqa: BLE001 - one broken run must not hide the others
             run["paths"]["kjit"] = {"us": None, "err": None, "status": "ERROR",
                                     "note": f"the run failed: {type(e).__name__}: {e}"}
+        run["seconds"] = time.monotonic() - started  # for splitting a table over time-limited calls
         runs.append(summarize(run))
         meta["seed_via"] = seeds.via
         for line in run["problems"] + run["notes"]:
             print(f"note {run_label(run)}: {line}", flush=True)
-        print(table_row(run), flush=True)
-        write_outputs(args, header_lines(meta), meta, runs, [])
+        print(table_row(run) + f" ({run['seconds']:.0f} s)", flush=True)
+        write_outputs(args, header_lines(meta), meta, merged(earlier, runs), [])
 
-    targets = evaluate_targets(runs)
+    all_runs = merged(earlier, runs)
+    targets = evaluate_targets(all_runs)
     print("\n" + "\n".join(target_lines(targets)), flush=True)
-    write_outputs(args, header_lines(meta), meta, runs, targets)
+    write_outputs(args, header_lines(meta), meta, all_runs, targets)
     return 1 if any(r["check"] != "ok" for r in runs) else 0
 
 
@@ -243,6 +272,9 @@ def main():
     parser.add_argument("--quick", action="store_true", help="each case in the issue's dtypes only")
     parser.add_argument("--cases", help="only these: NAME[:f16|bf16],... (no dtype: both)")
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the runs already in --json that this call does not redo, so "
+                             "that one table can be measured over several calls")
     parser.add_argument("--list", "--dry-run", action="store_true", dest="list",
                         help="print the cases and their floors; no GPU or torch needed")
     parser.add_argument("--copy-gbps", type=float, default=ISSUE_COPY_GBPS,

@@ -426,7 +426,8 @@ def attention_section(header, source, data):
     rows = []
     for r in data["runs"]:
         paths = r.get("paths", {})
-        rows.append([r["case"], dtype_name(r["dtype"]), r["shape"], f"{r['floor_us']:.1f}",
+        rows.append([r["case"] + ("*" if r.get("earlier") else ""), dtype_name(r["dtype"]), r["shape"],
+                     f"{r['floor_us']:.1f}",
                      attention_cell(paths.get("kjit")), fmt(r.get("floor_pct"), ".0f", "%"),
                      fmt(r.get("tflops"), ".1f"), attention_cell(paths.get("seed"))] +
                     [attention_cell(paths.get(name)) for name, _ in ATTENTION_PATHS] +
@@ -445,7 +446,10 @@ def attention_section(header, source, data):
              "copy bandwidth; `% of floor` is floor / kjit time; TFLOP/s counts 2*M*N*(D+Dv) a "
              "problem; `kjit / best` is kjit's time over the fastest torch path's. SDPA gets bias "
              "and mask as one [1, W*H, M, N] attn_mask made beforehand. Copy bandwidth in this "
-             f"process: {data.get('copy_gbps', 0):.0f} GB/s." + since(header, source, data.get("date")),
+             f"process: {data.get('copy_gbps', 0):.0f} GB/s." + since(header, source, data.get("date")) +
+             (" A case marked * was measured by an earlier call of the step (`--merge`), on "
+              + ", ".join(sorted({r.get("date", "an unknown date") for r in data["runs"] if r.get("earlier")}))
+              + "." if any(r.get("earlier") for r in data["runs"]) else ""),
              ""]
     lines += table(["case", "dtype", "shape", "floor us", "kjit us", "% of floor", "TFLOP/s",
                     "seed us"] + [title for _, title in ATTENTION_PATHS] +
