@@ -40,14 +40,9 @@ TABLE_HEAD = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
 def new_run(case, dtype, copy_gbps):
     return {"case": case.name, "title": case.title, "shape": case.shape_text(), "dtype": dtype,
             "copy_gbps": copy_gbps, "floor_us": case.floor_us(dtype, copy_gbps),
-            "gflop": case.flops() / 1e9,
-            "target_us": case.target_us, "paths": {}, "check": "ok", "problems": [], "notes": [],
+            "gflop": case.flops() / 1e9, "target_us": case.target_us, "paths": {}, "check": "ok", "problems": [], "notes": [],
             "kjit_us": None, "floor_pct": None, "tflops": None, "best_torch": None,
             "best_torch_us": None, "kjit_vs_best": None, "kjit_err": None, "sdpa_err": None}
-
-
-def finite_or_none(value):
-    return value if value is None or math.isfinite(value) else None
 
 
 def summarize(run):
@@ -68,7 +63,7 @@ def summarize(run):
         run["best_torch_us"], run["best_torch"] = min(timed)
     if run["kjit_us"]:
         run["floor_pct"] = 100.0 * run["floor_us"] / run["kjit_us"]
-        run["tflops"] = run["gflop"] / run["kjit_us"] / 1e3
+        run["tflops"] = run["gflop"] / run["kjit_us"] * 1e3  # GFLOP / us = 1000 TFLOP/s
         if run["best_torch_us"]:
             run["kjit_vs_best"] = run["kjit_us"] / run["best_torch_us"]
     for name in ["seed"] + TORCH_PATHS + ["sdpa"]:
