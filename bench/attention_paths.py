@@ -30,12 +30,12 @@ CHECKED_PATHS = ("kjit", "seed")  # the paths whose outputs land in the set's ow
 
 class KjitAttention(KjitLib):
     def __init__(self, path):
+        # The op's absence is the likelier failure while it is new: say so before the runtime,
+        # whose failure (no driver) would hide it.
+        if not hasattr(ctypes.CDLL(path), "kjit_attention"):
+            raise AttributeError(f"{path} has no kjit_attention: a libkjit built before the op?")
         super().__init__(path)
-        try:
-            fn = self.lib.kjit_attention
-        except AttributeError:
-            raise AttributeError(f"{path} has no kjit_attention: a libkjit built before the op?"
-                                 ) from None
+        fn = self.lib.kjit_attention
         fn.argtypes = [ctypes.c_void_p, ctypes.POINTER(AttentionArgs), ctypes.c_void_p]
         fn.restype = ctypes.c_int
         self.attention_fn = fn

@@ -213,7 +213,12 @@ def list_cases(runs, copy_gbps):
 
 def measure(args, runs_wanted):
     # torch only from here: --list runs without it.
-    import torch  # noqa: PLC0415
+    try:
+        import torch  # noqa: PLC0415
+    except ImportError:
+        raise SystemExit("compare_attention.py: no torch here (--list runs without it)") from None
+    if not torch.cuda.is_available():
+        raise SystemExit("compare_attention.py: torch sees no CUDA device (--list runs without one)")
     from attention_paths import SeedKernels, open_kjit, run_case  # noqa: PLC0415
     from torch_timing import WORKING_SET, copy_bandwidth  # noqa: PLC0415
 
