@@ -167,8 +167,9 @@ def seed_launch(seed, t, scale):
                 torch.cuda.current_stream().cuda_stream)
 
 
-def path_calls(sets, scale, kjit, seed, with_compile):
-    """name -> enqueue(i), which runs the path on set i % len(sets), for the paths at hand."""
+def path_calls(sets, scale, kjit, seed, wanted):
+    """name -> enqueue(i), which runs the path on set i % len(sets), for the wanted paths at hand
+    (kjit and seed where they are not None)."""
     def on_set(fn):
         return lambda i: fn(sets[i % len(sets)])
 
@@ -184,10 +185,10 @@ def path_calls(sets, scale, kjit, seed, with_compile):
     calls["eager"] = eager_on(eager_attention)
     for name, backend in SDPA_BACKENDS.items():
         calls[name] = on_set(lambda t, b=backend: sdpa_attention(t, scale, b))
-    if with_compile:
+    if "compile" in wanted:
         torch._dynamo.reset()  # a fresh compile for this shape, never a dynamic-shape kernel
         calls["compile"] = eager_on(torch.compile(eager_attention, dynamic=False))
-    return calls
+    return {name: call for name, call in calls.items() if name in wanted}
 
 
 # ---- checking ---------------------------------------------------------------------------------
@@ -302,9 +303,10 @@ class SeedKernels:
         return seed, None
 
 
-def run_case(case, dtype, kjit, kjit_missing, seeds, working_set, with_compile):
-    """{"paths": {name: entry}}: every path of the case in this dtype (torch.float16 / bfloat16
-    named "float16" / "bfloat16"), checked and timed."""
+def run_case(case, dtype, kjit, kjit_missing, seeds, working_set, wanted):
+    """{"paths": {name: entry}}: the wanted paths (names of PATHS) of the case in this dtype
+    ("float16" or "bfloat16"), checked and timed; the others "skipped". SDPA's default dispatch
+    is always checked, for the accuracy target."""
     torch_dtype = getattr(torch, dtype)
     copies = max(2, -(-working_set // case.tensor_bytes(dtype)))
     torch.manual_seed(0)
@@ -314,15 +316,14 @@ def run_case(case, dtype, kjit, kjit_missing, seeds, working_set, with_compile):
     idx = checked_batches(case)
     ref = reference(sets[0], idx, scale)
 
-    paths = {}
-    seed, seed_entry = seeds.get(case)
+    paths = {name: {"us": None, "err": None, "status": "skipped"} for name in PATHS
+             if name not in wanted}
+    seed, seed_entry = seeds.get(case) if "seed" in wanted else (None, None)
     if seed_entry:
         paths["seed"] = seed_entry
-    if kjit is None:
+    if kjit is None and "kjit" in wanted:
         paths["kjit"] = {"us": None, "err": None, "status": "missing", "note": kjit_missing}
-    if not with_compile:
-        paths["compile"] = {"us": None, "err": None, "status": "skipped"}
-    calls = path_calls(sets, scale, kjit, seed, with_compile)
+    calls = path_calls(sets, scale, kjit, seed, wanted)
     for name in PATHS:
         if name in calls:
             paths[name] = measure_path(name, calls[name], sets, dtype, ref, idx)

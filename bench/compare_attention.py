@@ -14,7 +14,7 @@ Exits 1 when kjit's result is wrong, kjit fails, or libkjit lacks the op; torch'
 missed speed targets are reported, not fatal.
 
 usage: compare_attention.py LIBKJIT.so [--out FILE.md] [--json FILE.json] [--merge]
-                            [--quick | --cases NAME[:f16|bf16],...] [--no-compile]
+                            [--quick | --cases NAME[:f16|bf16],...] [--no-compile] [--paths P,...]
        compare_attention.py --list [--copy-gbps GBPS]      (no GPU: the cases and their floors)
 """
 import argparse
@@ -28,8 +28,10 @@ import time
 
 import seed_attention
 from attention_args import AttentionArgs
-from attention_cases import (CASES, DTYPE_BYTES, ISSUE_COPY_GBPS, PATH_TITLES, SWIN_MASK_VALUE,
-                             TORCH_PATHS, list_lines, runs_for)
+from attention_cases import (CASES, DTYPE_BYTES, ISSUE_COPY_GBPS, PATH_TITLES, PATHS,
+                             SWIN_MASK_VALUE, TORCH_PATHS, list_lines, runs_for)
+
+FAILED = ("FAIL", "ERROR", "missing")  # kjit states that make the exit status 1
 
 COLUMNS = (["case", "dtype", "floor us", "kjit us", "% of floor", "kjit TFLOP/s", "seed us"] +
            [PATH_TITLES[p] + " us" for p in TORCH_PATHS] +
@@ -55,7 +57,8 @@ def summarize(run):
     kjit = paths.get("kjit", {"status": "ERROR", "note": "not run"})
     if kjit["status"] != "ok":
         run["check"] = kjit["status"]
-        run["problems"].append(f"kjit {kjit['status']}: {kjit.get('note')}")
+        if kjit["status"] != "skipped":
+            run["problems"].append(f"kjit {kjit['status']}: {kjit.get('note')}")
     run["kjit_us"], run["kjit_err"] = kjit.get("us"), kjit.get("err")
     run["sdpa_err"] = paths.get("sdpa", {}).get("err")
     timed = [(p["us"], name) for name, p in paths.items() if name in TORCH_PATHS and p.get("us")]
@@ -84,7 +87,7 @@ def path_cell(p):
         return "-"
     if p.get("us") is not None:
         return f"{p['us']:.1f}"
-    return f"**{p['status']}**" if p["status"] in ("FAIL", "ERROR", "missing") else p["status"]
+    return f"**{p['status']}**" if p["status"] in FAILED else p["status"]
 
 
 def table_row(run):
@@ -96,7 +99,7 @@ def table_row(run):
     values += [path_cell(paths.get(p)) for p in TORCH_PATHS]
     values += [PATH_TITLES.get(run["best_torch"], "-"), fmt(run["kjit_vs_best"], ".2f", "x"),
                fmt(run["kjit_err"], ".1e"), fmt(run["sdpa_err"], ".1e"),
-               run["check"] if run["check"] == "ok" else f"**{run['check']}**"]
+               f"**{run['check']}**" if run["check"] in FAILED else run["check"]]
     return "| " + " | ".join(values) + " |"
 
 
@@ -233,7 +236,7 @@ def measure(args, runs_wanted):
             "copy_gbps": copy_gbps, "torch": torch.__version__,
             "working_set_mb": working_set / 2**20, "quick": args.quick, "listed_cases": args.cases,
             "kjit": "loaded" if kjit else kjit_missing, "seed_via": None,
-            "compile": not args.no_compile}
+            "paths": sorted(args.wanted, key=PATHS.index)}
     print("\n".join(header_lines(meta) + TABLE_HEAD), flush=True)
 
     earlier = earlier_runs(args.json) if args.merge else []
@@ -244,8 +247,7 @@ def measure(args, runs_wanted):
         started = time.monotonic()
         try:
             torch.cuda.empty_cache()
-            run.update(run_case(case, dtype, kjit, kjit_missing, seeds, working_set,
-                                not args.no_compile))
+            run.update(run_case(case, dtype, kjit, kjit_missing, seeds, working_set, args.wanted))
         except Exception as e:  # noqa: BLE001 - one broken run must not hide the others
             run["paths"]["kjit"] = {"us": None, "err": None, "status": "ERROR",
                                     "note": f"the run failed: {type(e).__name__}: {e}"}
@@ -261,7 +263,7 @@ def measure(args, runs_wanted):
     targets = evaluate_targets(all_runs)
     print("\n" + "\n".join(target_lines(targets)), flush=True)
     write_outputs(args, header_lines(meta), meta, all_runs, targets)
-    return 1 if any(r["check"] != "ok" for r in runs) else 0
+    return 1 if any(r["check"] in FAILED for r in runs) else 0
 
 
 def main():
@@ -272,6 +274,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="each case in the issue's dtypes only")
     parser.add_argument("--cases", help="only these: NAME[:f16|bf16],... (no dtype: both)")
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
+    parser.add_argument("--paths", help=f"time only these: {','.join(PATHS)} (default: all)")
     parser.add_argument("--merge", action="store_true",
                         help="keep the runs already in --json that this call does not redo, so "
                              "that one table can be measured over several calls")
@@ -282,6 +285,12 @@ def main():
                              "the H100's measured)")
     args = parser.parse_args()
     runs_wanted = runs_for(args.quick, args.cases)
+    args.wanted = set(args.paths.split(",") if args.paths else PATHS)
+    if args.wanted - set(PATHS):
+        parser.error(f"--paths: unknown {', '.join(sorted(args.wanted - set(PATHS)))} "
+                     f"(known: {', '.join(PATHS)})")
+    if args.no_compile:
+        args.wanted.discard("compile")
     if args.list:
         list_cases(runs_wanted, args.copy_gbps)
         return 0

@@ -13,9 +13,9 @@
 # picks steps, so a run can be split over calls with a time limit; the build folder is reused.
 # TESTS_REGEX narrows the tests step to the matching ctest names; TOPK_CELLS narrows the top-K
 # comparison; ATTENTION_CASES="NAME[:f16|bf16],..." the attention comparison (names:
-# compare_attention.py --list), ATTENTION_ARGS passes it more options (--no-compile; --merge
-# keeps the runs an earlier call left in $OUT that this one does not redo, to split the table
-# over calls), and ATTENTION_TUNE sets its KJIT_TUNE (default off: the heuristics' picks).
+# compare_attention.py --list), ATTENTION_ARGS passes it more options (--no-compile, --paths,
+# --merge: keep the runs an earlier call left in $OUT that this one does not redo, to split the
+# table over calls), and ATTENTION_TUNE sets its KJIT_TUNE (default off: the heuristics' picks).
 # KJIT_COMMIT names the commit in RESULTS.md where the tree is not a git checkout.
 set -uo pipefail
 cd "$(dirname "$0")/.."
