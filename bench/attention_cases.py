@@ -14,7 +14,7 @@ PATH_TITLES = {"kjit": "kjit", "seed": "seed", "eager": "bmm-softmax-bmm", "sdpa
                "sdpa_cudnn": "SDPA cuDNN", "compile": "torch.compile", "sdpa": "SDPA default"}
 SWIN_MASK_VALUE = -100.0  # what Swin adds between tokens of different regions of a shifted window
 SHORT_DTYPES = {"f16": "float16", "bf16": "bfloat16"}
-ISSUE_COPY_GBPS = 3000.0  # the H100's measured copy bandwidth, for floors printed without a GPU
+ISSUE_COPY_GBPS = 3000.0  # the H100 copy bandwidth of the issue's floors: --list's default
 
 
 @dataclass(frozen=True)

@@ -76,9 +76,10 @@ def load_first(names):
 
 
 def load_nvrtc():
-    found = ctypes.util.find_library("nvrtc")
-    return load_first(["libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", found] +
-                      [os.path.join(d, "..", "lib64", "libnvrtc.so") for d in cuda_include_dirs()])
+    """The NVRTC beside the headers cuda_include_dirs() found first, so that the two match."""
+    beside = [os.path.join(d, "..", "lib64", "libnvrtc.so") for d in cuda_include_dirs()]
+    return load_first(beside + ["libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
+                                ctypes.util.find_library("nvrtc")])
 
 
 def nvrtc_cubin(source, options, arch):
