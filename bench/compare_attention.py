@@ -93,9 +93,9 @@ def path_cell(p):
 def table_row(run):
     paths = run["paths"]
     values = [run["case"] + ("*" if run.get("earlier") else ""), run["dtype"].replace("float", "f"),
-              f"{run['floor_us']:.1f}",
-              path_cell(paths.get("kjit")), fmt(run["floor_pct"], ".0f", "%"),
-              fmt(run["tflops"], ".1f"), path_cell(paths.get("seed"))]
+              f"{run['floor_us']:.1f}", path_cell(paths.get("kjit")),
+              fmt(run["floor_pct"], ".0f", "%"), fmt(run["tflops"], ".1f"),
+              path_cell(paths.get("seed"))]
     values += [path_cell(paths.get(p)) for p in TORCH_PATHS]
     values += [PATH_TITLES.get(run["best_torch"], "-"), fmt(run["kjit_vs_best"], ".2f", "x"),
                fmt(run["kjit_err"], ".1e"), fmt(run["sdpa_err"], ".1e"),
@@ -126,6 +126,7 @@ def evaluate_targets(runs):
         add(f"{case_name}: kjit at most {limit:g} us",
             [(r["check"] == "ok" and r["kjit_us"] is not None and r["kjit_us"] <= limit,
               f"{r['dtype']} {kjit_time(r)}") for r in mine])
+
     def versus_best(r):
         if r["check"] != "ok" or r["kjit_vs_best"] is None:
             return f"{run_label(r)}: {r['check'] if r['check'] != 'ok' else 'no timed torch path'}"
