@@ -19,6 +19,8 @@ out and named under the header):
   bench_tuned.json       scripts/tune_check.sh: the same shapes with the tuning records
   compare_torch.json     bench/compare_torch.py --json
   compare_topk.json      bench/compare_topk.py --json
+  compare_attention.json bench/compare_attention.py --json (scripts/gpu_check.sh's attention step;
+                         its table and targets appear only where this file is present)
 """
 import argparse
 import glob
@@ -213,7 +215,7 @@ def header_lines(header, device, copy_gbps, torch_version, missing):
     return lines
 
 
-def targets_section(bench, heuristic, tuned, tunes, torch, topk, host):
+def targets_section(bench, heuristic, tuned, tunes, torch, topk, host, attention=None):
     """One row a target: met, missed or not measured, with the numbers behind it."""
     rows = []
 
@@ -268,6 +270,10 @@ def targets_section(bench, heuristic, tuned, tunes, torch, topk, host):
     for t in (topk or {}).get("targets", []):
         status = t["status"]
         rows.append((f"top-K: {t['target']}",
+                     {"met": "met", "missed": "**missed**"}.get(status, status) + f": {t['detail']}"))
+    for t in (attention or {}).get("targets", []):
+        status = t["status"]
+        rows.append((f"attention: {t['target']}",
                      {"met": "met", "missed": "**missed**"}.get(status, status) + f": {t['detail']}"))
     if not rows:
         return []
@@ -400,6 +406,64 @@ def topk_section(header, source, data):
     return lines
 
 
+ATTENTION_PATHS = [("eager", "bmm-softmax-bmm"), ("sdpa_math", "SDPA math"),
+                   ("sdpa_efficient", "SDPA efficient"), ("sdpa_flash", "SDPA flash"),
+                   ("sdpa_cudnn", "SDPA cuDNN"), ("compile", "torch.compile")]
+
+
+def attention_cell(path):
+    """A path's time, or why it has none (refused, n/a, skipped, missing, FAIL, ERROR)."""
+    if not path:
+        return "-"
+    if path.get("us") is not None:
+        return f"{path['us']:.1f}"
+    status = path.get("status", "-")
+    return f"**{status}**" if status in ("FAIL", "ERROR", "missing") else status
+
+
+def attention_section(header, source, data):
+    titles = dict(ATTENTION_PATHS)
+    rows = []
+    for r in data["runs"]:
+        paths = r.get("paths", {})
+        rows.append([r["case"] + ("*" if r.get("earlier") else ""), dtype_name(r["dtype"]), r["shape"],
+                     f"{r['floor_us']:.1f}",
+                     attention_cell(paths.get("kjit")), fmt(r.get("floor_pct"), ".0f", "%"),
+                     fmt(r.get("tflops"), ".1f"), attention_cell(paths.get("seed"))] +
+                    [attention_cell(paths.get(name)) for name, _ in ATTENTION_PATHS] +
+                    [titles.get(r.get("best_torch"), "-"), fmt(r.get("kjit_vs_best"), ".2f", "x"),
+                     fmt(r.get("kjit_err"), ".1e"), fmt(r.get("sdpa_err"), ".1e"),
+                     r["check"] if r["check"] in ("ok", "skipped") else f"**{r['check']}**"])
+    lines = ["## Batched small-tile attention", "",
+             "`bench/compare_attention.py --json`: `kjit_attention` (C API through ctypes), seed "
+             "004's kernel (one warp per 16x16 problem, WMMA, softmax through shared memory: "
+             "`bench/seed_attention.cu`, only where its design reaches), torch's bmm-softmax-bmm, "
+             "`scaled_dot_product_attention` under each backend (`refused` where it raises) and "
+             "`torch.compile` of the eager expression, on the same tensors in the same process; "
+             "times in us. Every path's output is checked against float64 on a subsample of "
+             "problems first; `err` is its largest absolute error there (SDPA: torch's default "
+             "dispatch). `floor` is Q, K, V, bias and mask read once and O written once at the "
+             "copy bandwidth; `% of floor` is floor / kjit time; TFLOP/s counts 2*M*N*(D+Dv) a "
+             "problem; `kjit / best` is kjit's time over the fastest torch path's. SDPA gets bias "
+             "and mask as one [1, W*H, M, N] attn_mask made beforehand. Copy bandwidth in this "
+             f"process: {data.get('copy_gbps', 0):.0f} GB/s." + since(header, source, data.get("date")) +
+             (" A case marked * was measured by an earlier call of the step (`--merge`), on "
+              + ", ".join(sorted({r.get("date", "an unknown date") for r in data["runs"] if r.get("earlier")}))
+              + "." if any(r.get("earlier") for r in data["runs"]) else ""),
+             ""]
+    lines += table(["case", "dtype", "shape", "floor us", "kjit us", "% of floor", "TFLOP/s",
+                    "seed us"] + [title for _, title in ATTENTION_PATHS] +
+                   ["best torch", "kjit / best", "kjit err", "SDPA err", "check"], rows)
+    for t in data.get("targets", []):
+        if t["status"] == "missed":
+            lines += ["", f"Target missed: {t['target']}."] + [f"- {m}" for m in t["misses"]]
+    problems = [r for r in data["runs"] if r.get("problems") or r.get("notes")]
+    if problems:
+        lines += [""] + [f"- {r['case']} {dtype_name(r['dtype'])} ({r['check']}): "
+                         + "; ".join(r.get("problems", []) + r.get("notes", [])) for r in problems]
+    return lines
+
+
 def host_section(header, source, host):
     rows = [("first call of a shape whose cubin is on disk, in a new process (runtime made, "
              "context already current)", f"{float(host['first_call_ms'].group(1)):.2f} ms")]
@@ -435,9 +499,11 @@ def main():
                               lambda s: s.json("bench_heuristic.json") or s.json("bench_rowwise.json"))
     torch_src, torch_data = first(sources, lambda s: s.json("compare_torch.json"))
     topk_src, topk = first(sources, lambda s: s.json("compare_topk.json"))
+    attention_src, attention = first(sources, lambda s: s.json("compare_attention.json"))
 
     tuned_rows, heuristic_rows = bench_rows(tuned), bench_rows(heuristic_data)
-    torch_version = (torch_data or {}).get("torch") or (topk or {}).get("torch")
+    torch_version = ((torch_data or {}).get("torch") or (topk or {}).get("torch") or
+                     (attention or {}).get("torch"))
     copy_gbps = (bench or {}).get("copy_gb_per_s") or (torch_data or {}).get("copy_gbps")
     missing = [name for name, value in (("C++ benchmark", bench), ("host costs", host),
                                         ("tuner", tunes or tuned), ("torch comparison", torch_data),
@@ -446,12 +512,13 @@ def main():
     lines = header_lines(header, device, copy_gbps, torch_version, missing)
     sections = [
         targets_section(bench_rows(bench), heuristic_rows, tuned_rows, tunes,
-                        (torch_data or {}).get("results"), topk, host),
+                        (torch_data or {}).get("results"), topk, host, attention),
         tests_section(header, sources),
         bench_section(header, bench_src, bench) if bench else [],
         tune_section(header, tune_src, tunes, tuned_src, heuristic_rows, tuned_rows),
         torch_section(header, torch_src, torch_data) if torch_data else [],
         topk_section(header, topk_src, topk) if topk else [],
+        attention_section(header, attention_src, attention) if attention else [],
         host_section(header, host_src, host) if host else [],
     ]
     for section in sections:

@@ -6,12 +6,17 @@
 # beside torch's), then write $OUT/RESULTS.md from their outputs (bench/results_report.py;
 # copy it to bench/RESULTS.md). Logs go to $OUT (default ./out).
 #   bash scripts/gpu_check.sh [--quick]
-# STEPS="build tests demo bench host tune torch topk python topk_tune sanitize" (the default:
-# all but topk_tune, which prints every top-K candidate's time at a few shapes, and sanitize,
-# compute-sanitizer over every kernel family: scripts/sanitize_gpu.sh) picks steps, so a run
-# can be split over calls with a time limit; the build folder is reused. TESTS_REGEX narrows the
-# tests step to the matching ctest names; TOPK_CELLS narrows the top-K comparison. KJIT_COMMIT
-# names the commit in RESULTS.md where the tree is not a git checkout.
+# STEPS="build tests demo bench host tune torch topk python topk_tune sanitize attention" (the
+# default: all but topk_tune, which prints every top-K candidate's time at a few shapes,
+# sanitize, compute-sanitizer over every kernel family: scripts/sanitize_gpu.sh, and attention,
+# batched small-tile attention beside torch and seed 004's kernel: bench/compare_attention.py)
+# picks steps, so a run can be split over calls with a time limit; the build folder is reused.
+# TESTS_REGEX narrows the tests step to the matching ctest names; TOPK_CELLS narrows the top-K
+# comparison; ATTENTION_CASES="NAME[:f16|bf16],..." the attention comparison (names:
+# compare_attention.py --list), ATTENTION_ARGS passes it more options (--no-compile, --paths,
+# --merge: keep the runs an earlier call left in $OUT that this one does not redo, to split the
+# table over calls), and ATTENTION_TUNE sets its KJIT_TUNE (default off: the heuristics' picks).
+# KJIT_COMMIT names the commit in RESULTS.md where the tree is not a git checkout.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -110,6 +115,16 @@ if wants python; then
     status=1
   fi
   rm -rf "$site"
+fi
+
+if wants attention; then
+step "compare batched small-tile attention with torch"
+cases=""  # compare_attention.py takes --quick but none of compare_torch.py's other options
+for arg in "$@"; do [ "$arg" = --quick ] && cases=--quick; done
+[ -n "${ATTENTION_CASES:-}" ] && cases="--cases $ATTENTION_CASES"
+KJIT_TUNE=${ATTENTION_TUNE:-off} PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_attention.py "$BUILD/runtime/libkjit.so" \
+  --out "$OUT/compare_attention.md" --json "$OUT/compare_attention.json" $cases ${ATTENTION_ARGS:-} 2>&1 |
+  tee "$OUT/compare_attention.log" || status=1
 fi
 
 if wants topk_tune; then
