@@ -69,7 +69,8 @@ def threshold_target(text, members, value_of, limit, describe_worst):
     misses = [f"{label(c)}: {describe_worst(c)}" for c in good if value_of(c) < limit]
     misses += [f"{label(c)}: {c['check']}" for c in failed]
     worst = min(good, key=value_of, default=None)
-    detail = f"{len(good) - sum(1 for c in good if value_of(c) < limit)} of {len(members)} shapes"
+    detail = (f"{len(good) - sum(1 for c in good if value_of(c) < limit)} of {len(members)} "
+              "shapes meet it")
     if worst is not None:
         detail += f"; lowest {describe_worst(worst)} at {label(worst)}"
     status = "not measured" if not good and not failed else ("missed" if misses else "met")
