@@ -5,15 +5,16 @@
 Draws --count shapes from a seed (printed first; --seed repeats a run): widths log-uniform from 1
 to 2^20 with a share of odd and prime widths, sizes log-uniform from 2^10 to 2^28 elements, dense,
 padded and odd row strides, input and output each offset 0..pack-1 elements from a 16-byte
-boundary, every op and every dtype pair the C API accepts (sweep_draw.py). Then, on the GPU, for
-the fixed table of model widths first and the drawn shapes after it: kjit's first call (compiled
-into a fresh disk cache unless --cache-dir names one), its whole output checked against a float64
-reference (a stricter check than against torch's output) and for writes outside the output
-tensor; then kjit (libkjit's C API through ctypes) and torch on the same tensors, each timed as many
-launches captured in one CUDA graph and replayed (median of CUDA-event timings after warm-up),
-inputs rotating over more than twice the L2. % of copy is over the copy bandwidth measured in
-the same process. Reports the distribution by the issue's classes, the targets, the worst 10
-shapes by % of copy and by speed beside torch (with kjit's kernel and kjit_explain's config).
+boundary, every op and every dtype pair the C API accepts (sweep_draw.py). Then, on the GPU, the
+fixed table of model widths first and the drawn shapes after it, each shape so: kjit's first call
+(compiled into a fresh disk cache unless --cache-dir names one); its whole output checked against
+a float64 reference (stricter than torch's output would be) and for writes outside the output
+tensor; then kjit (libkjit's C API through ctypes) and torch on the same input tensors (torch
+writes a new contiguous output: its ops take none), each timed as many launches captured in one
+CUDA graph and replayed (median of CUDA-event timings after warm-up), inputs rotating over more
+than twice the L2. % of copy is over the copy bandwidth measured in the same process. Reports the
+distribution by the issue's classes, the targets, and the worst 10 shapes by % of copy and by
+speed beside torch (with kjit's kernel and kjit_explain's config).
 
 The defaults (150 shapes, the model table's 111) are meant to take about 6-7 minutes on an H100,
 most of it the first calls' NVRTC compiles (about 1.5 s a shape, 1.3 s a model cell, estimated);
