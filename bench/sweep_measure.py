@@ -159,6 +159,9 @@ def measure(kjit, shape, copy_bw):
     except RuntimeError as e:  # the baseline failing says nothing about kjit
         case["notes"].append(f"torch not timed: {e}")
         return case
+    # Anything else kjit said meanwhile (e.g. that ring launches ran out of row-claim counters).
+    case["notes"] += [text for _, text in kjit.log_lines[lines_before:]
+                      if not COMPILING.search(text)]
     case["gbps"] = shape.touched_bytes / (case["kjit_us"] * 1e3)
     case["pct_copy"] = 100 * case["gbps"] * 1e9 / copy_bw
     case["ratio"] = case["torch_us"] / case["kjit_us"]

@@ -87,7 +87,7 @@ def progress(start, done, total, case):
         return f"{head}: kjit {case['kjit_us']:.2f} us; {'; '.join(case['notes'])}"
     return (f"{head}: kjit {case['kjit_us']:.2f} us ({case['pct_copy']:.1f}% copy), torch "
             f"{case['torch_us']:.2f} us, {case['ratio']:.2f}x, first call "
-            f"{case['first_call_ms']:.0f} ms")
+            f"{case['first_call_ms']:.0f} ms" + "".join(f"; {n}" for n in case["notes"]))
 
 
 def run_one(kjit, shape, copy_bw):

@@ -187,10 +187,11 @@ def model_lines(models):
              fmt(c.get("kjit_us"), ".2f"), fmt(c.get("pct_copy"), ".1f"),
              fmt(c.get("torch_us"), ".2f"), fmt(c.get("ratio"), ".2f", "x"),
              fmt(c.get("target_us"), "g", " us"),
-             c.get("check", "-") if c.get("check") in ("ok", None) else f"**{c['check']}**")
+             c.get("check", "-") if c.get("check") in ("ok", None) else f"**{c['check']}**",
+             f"`{c['kernel']}`" if c.get("kernel") else "-")
             for c in models]
     return table(["group", "model; rows", "op", "dtype", "rows x cols", "kjit us", "% copy",
-                  "torch us", "kjit/torch", "target", "check"], rows)
+                  "torch us", "kjit/torch", "target", "check", "kernel"], rows)
 
 
 def problem_lines(cases):
