@@ -204,7 +204,13 @@ def section_lines(data):
     cases, models = data.get("cases", []), data.get("models", [])
     lines = ["### Distribution by class", "",
              "`kjit/torch` is torch's time over kjit's (above 1: kjit is faster).", ""]
-    lines += distribution_lines(cases) + ["", "### Targets", ""]
+    lines += distribution_lines(cases)
+    first_calls = [c["first_call_ms"] for c in cases + models if c.get("first_call_ms")]
+    if first_calls:
+        lines += ["", f"First calls (a compile into a fresh cache, where the kernel is new): median "
+                      f"{percentile(first_calls, 0.5):.0f} ms, slowest {max(first_calls):.0f} ms, "
+                      f"over {len(first_calls)} shapes and model cells."]
+    lines += ["", "### Targets", ""]
     lines += target_lines(evaluate_targets(cases, models))
     by_percent, by_ratio = worst_by_percent(cases), worst_by_ratio(cases)
     if by_percent:
