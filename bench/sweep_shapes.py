@@ -16,9 +16,10 @@ than twice the L2. % of copy is over the copy bandwidth measured in the same pro
 distribution by the issue's classes, the targets, and the worst 10 shapes by % of copy and by
 speed beside torch (with kjit's kernel and kjit_explain's config).
 
-The defaults (150 shapes, the model table's 111) are meant to take about 6-7 minutes on an H100,
-most of it the first calls' NVRTC compiles (about 1.5 s a shape, 1.3 s a model cell, estimated);
---budget-s stops drawing new shapes in time, and the report says how many were measured.
+The defaults (250 shapes after the model table's 111 cells) are meant to take about 5-6 minutes
+on an H100: about 0.8 s a shape, estimated from a first call's NVRTC compile (80-280 ms a kernel
+on an H100 host, docs/experiments/tuning.md), the buffers, the float64 check and two graphs.
+--budget-s (500 s) stops drawing new shapes in time, and the report says how many were measured.
 Exits 1 when a result is wrong or kjit fails; missed targets are reported, not fatal.
 
 usage: sweep_shapes.py LIBKJIT.so [--seed S] [--count N] [--json FILE] [--out FILE.md]
@@ -36,7 +37,7 @@ import time
 from sweep_draw import DEFAULT_MAX_GB, describe, draw_shapes, listing, model_shapes, new_seed
 from sweep_summary import section_lines, worst_by_percent, worst_by_ratio
 
-DEFAULT_COUNT = 150
+DEFAULT_COUNT = 250
 DEFAULT_BUDGET_S = 500  # with start-up and the explains after it, under 10 minutes
 
 

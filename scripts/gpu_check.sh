@@ -13,7 +13,7 @@
 # can be split over calls with a time limit; the build folder is reused. TESTS_REGEX narrows the
 # tests step to the matching ctest names; TOPK_CELLS narrows the top-K comparison; SWEEP_ARGS
 # goes to sweep_shapes.py (e.g. "--seed 123" repeats a sweep, "--count 300 --budget-s 1200" draws
-# more; the default takes about 6-7 minutes, under 9 by its budget). KJIT_COMMIT
+# more; the default takes about 5-6 minutes, under 9 by its budget). KJIT_COMMIT
 # names the commit in RESULTS.md where the tree is not a git checkout.
 set -uo pipefail
 cd "$(dirname "$0")/.."
