@@ -9,52 +9,19 @@ replayed; median of CUDA-event timings; input buffers rotate over more than twic
 usage: compare_torch.py LIBKJIT.so [--out FILE.md] [--json FILE.json] [--quick] [--only OP]
 """
 import argparse
-import ctypes
 import datetime
 import json
 import sys
 
 import torch
 
-from torch_timing import (DTYPES, WORKING_SET, KjitLib, copy_bandwidth, current_stream_handle,
-                          graph_time_us)
+from rowwise_ctypes import KjitRowwise, torch_op
+from torch_timing import WORKING_SET, copy_bandwidth, graph_time_us
 
 SHAPES = [(65536, 128), (16384, 1024), (8192, 4096), (2048, 16384), (1024, 32000),
           (512, 65536), (64, 262144), (1, 32000), (1, 128256), (1, 151936), (8, 128256),
           (64, 128256), (32, 262144), (64, 151936)]
 REDUCE_SCALE_SHAPES = [(65536, 1024), (442368, 128)]
-
-
-class Kjit(KjitLib):
-    def __init__(self, path):
-        super().__init__(path)
-        i64, vp = ctypes.c_int64, ctypes.c_void_p
-        row_args = [vp, vp, i64, vp, i64, i64, i64, ctypes.c_int, ctypes.c_int, vp]
-        self.lib.kjit_softmax.argtypes = row_args
-        self.lib.kjit_log_softmax.argtypes = row_args
-        self.lib.kjit_reduce_scale.argtypes = [vp, vp, i64, vp, i64, vp, i64, i64,
-                                               ctypes.c_int, ctypes.c_int, vp]
-
-    def run(self, op, x, out, scale=None):
-        stream = current_stream_handle()
-        rows, cols = x.shape
-        dt_in, dt_out = DTYPES[x.dtype], DTYPES[out.dtype]
-        if op == "reduce_scale":
-            self.check(self.lib.kjit_reduce_scale(
-                self.rt, x.data_ptr(), x.stride(0), out.data_ptr(), out.stride(0),
-                scale.data_ptr() if scale is not None else None, rows, cols, dt_in, dt_out, stream))
-        else:
-            fn = self.lib.kjit_softmax if op == "softmax" else self.lib.kjit_log_softmax
-            self.check(fn(self.rt, x.data_ptr(), x.stride(0), out.data_ptr(), out.stride(0),
-                          rows, cols, dt_in, dt_out, stream))
-
-
-def torch_op(op):
-    if op == "softmax":
-        return lambda x: torch.softmax(x, -1)
-    if op == "log_softmax":
-        return lambda x: torch.log_softmax(x, -1)
-    return lambda x: x / x.abs().amax(-1, keepdim=True)
 
 
 def max_error(op, x, out):
@@ -95,7 +62,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="skip log_softmax")
     parser.add_argument("--only", help="run only this op")
     args = parser.parse_args()
-    kjit = Kjit(args.lib)
+    kjit = KjitRowwise(args.lib)
     copy_bw = copy_bandwidth()
     device = torch.cuda.get_device_name()
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

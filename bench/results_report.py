@@ -21,6 +21,7 @@ out and named under the header):
   compare_topk.json      bench/compare_topk.py --json
   compare_attention.json bench/compare_attention.py --json (scripts/gpu_check.sh's attention step;
                          its table and targets appear only where this file is present)
+  sweep.json             bench/sweep_shapes.py --json (drawn shapes and real model widths)
 """
 import argparse
 import glob
@@ -29,6 +30,9 @@ import os
 import re
 import sys
 import textwrap
+
+from sweep_summary import evaluate_targets as sweep_targets
+from sweep_summary import section_lines as sweep_lines
 
 TARGET_PERCENT_OF_COPY = 92.0
 TARGET_TUNE_WALL_S = 2.0
@@ -215,7 +219,8 @@ def header_lines(header, device, copy_gbps, torch_version, missing):
     return lines
 
 
-def targets_section(bench, heuristic, tuned, tunes, torch, topk, host, attention=None):
+def targets_section(bench, heuristic, tuned, tunes, torch, topk, host, attention=None,
+                    sweep=None):
     """One row a target: met, missed or not measured, with the numbers behind it."""
     rows = []
 
@@ -275,6 +280,12 @@ def targets_section(bench, heuristic, tuned, tunes, torch, topk, host, attention
         status = t["status"]
         rows.append((f"attention: {t['target']}",
                      {"met": "met", "missed": "**missed**"}.get(status, status) + f": {t['detail']}"))
+    if sweep:
+        for t in sweep_targets(sweep.get("cases", []), sweep.get("models", [])):
+            status = t["status"]
+            rows.append((f"shape sweep: {t['target']}",
+                         {"met": "met", "missed": "**missed**"}.get(status, status) +
+                         f": {t['detail']}"))
     if not rows:
         return []
     return ["## Targets", "",
@@ -462,6 +473,23 @@ def attention_section(header, source, data):
         lines += [""] + [f"- {r['case']} {dtype_name(r['dtype'])} ({r['check']}): "
                          + "; ".join(r.get("problems", []) + r.get("notes", [])) for r in problems]
     return lines
+def sweep_section(header, source, data):
+    stop = (f"; the time budget stopped it after {data.get('measured')} of {data.get('count')} "
+            "shapes" if data.get("stopped_early") else "")
+    return (["## Shape sweep beside torch", "",
+             "`bench/sweep_shapes.py --json` with `KJIT_TUNE=off`: shapes drawn from a seed "
+             "(widths log-uniform in [1, 2^20] with odd and prime ones, sizes log-uniform in "
+             "[2^10, 2^28] elements, dense, padded and odd row strides, input and output each "
+             "offset 0..pack-1 elements from a 16-byte boundary, every op and dtype pair), then "
+             "a fixed table of real model widths. kjit through its C API (ctypes) and torch on "
+             "the same tensors in the same process (torch writes a new contiguous output: its ops "
+             "take none); each output is checked whole against float64 before it is timed. `pack` is the widest vector the call's pointers and strides "
+             "allow (kjit's rule); `kernel of this call` is the kernel kjit compiled on the "
+             "shape's first call; `explain` is kjit_explain's config for the same call on "
+             "contiguous, aligned buffers. "
+             f"Seed {data.get('seed')}, {data.get('count')} shapes{stop}; copy bandwidth in "
+             f"this process: {data.get('copy_gbps', 0):.0f} GB/s." +
+             since(header, source, data.get("date")), ""] + sweep_lines(data))
 
 
 def host_section(header, source, host):
@@ -504,6 +532,11 @@ def main():
     tuned_rows, heuristic_rows = bench_rows(tuned), bench_rows(heuristic_data)
     torch_version = ((torch_data or {}).get("torch") or (topk or {}).get("torch") or
                      (attention or {}).get("torch"))
+    sweep_src, sweep = first(sources, lambda s: s.json("sweep.json"))
+
+    tuned_rows, heuristic_rows = bench_rows(tuned), bench_rows(heuristic_data)
+    torch_version = ((torch_data or {}).get("torch") or (topk or {}).get("torch") or
+                     (sweep or {}).get("torch"))
     copy_gbps = (bench or {}).get("copy_gb_per_s") or (torch_data or {}).get("copy_gbps")
     missing = [name for name, value in (("C++ benchmark", bench), ("host costs", host),
                                         ("tuner", tunes or tuned), ("torch comparison", torch_data),
@@ -512,13 +545,14 @@ def main():
     lines = header_lines(header, device, copy_gbps, torch_version, missing)
     sections = [
         targets_section(bench_rows(bench), heuristic_rows, tuned_rows, tunes,
-                        (torch_data or {}).get("results"), topk, host, attention),
+                        (torch_data or {}).get("results"), topk, host, attention, sweep),
         tests_section(header, sources),
         bench_section(header, bench_src, bench) if bench else [],
         tune_section(header, tune_src, tunes, tuned_src, heuristic_rows, tuned_rows),
         torch_section(header, torch_src, torch_data) if torch_data else [],
         topk_section(header, topk_src, topk) if topk else [],
         attention_section(header, attention_src, attention) if attention else [],
+        sweep_section(header, sweep_src, sweep) if sweep else [],
         host_section(header, host_src, host) if host else [],
     ]
     for section in sections:

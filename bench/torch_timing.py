@@ -4,33 +4,77 @@
 libkjit through ctypes, per-launch times from many launches captured in one CUDA graph, and the
 device's copy bandwidth measured the same way.
 """
+import atexit
 import ctypes
 import statistics
+import sys
 
 import torch
+
+from rotation import WORKING_SET  # noqa: F401 - the benchmarks import it from here
 
 # kjit_dtype values (kjit.h).
 F32, F16, BF16, I32, I64 = 0, 1, 2, 3, 4
 DTYPES = {torch.float32: F32, torch.float16: F16, torch.bfloat16: BF16}
-# Bytes of input one timed graph cycles through: more than twice the L2 of an H100 (50 MB) or an
-# H200 (60 MB), so every launch reads its input from memory rather than from the cache.
-WORKING_SET = 128 << 20
+
+
+class KjitOptions(ctypes.Structure):
+    """kjit_options (kjit.h), field for field."""
+    _fields_ = [("size", ctypes.c_size_t), ("cache_dir", ctypes.c_char_p),
+                ("cache_bundle", ctypes.c_char_p), ("disk_cache", ctypes.c_int32),
+                ("jit", ctypes.c_int32), ("tune", ctypes.c_int), ("log_level", ctypes.c_char_p),
+                ("cache_max_bytes", ctypes.c_uint64), ("dependent_launch", ctypes.c_int32)]
+
+
+LOG_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+LOG_WARN = 3  # kjit_log_level: lines from here up are also echoed to stderr
 
 
 class KjitLib:
     """libkjit loaded through ctypes, with one runtime. Subclasses declare the entry points they
-    call (argtypes), so that ctypes converts the arguments to the C types."""
+    call (argtypes), so that ctypes converts the arguments to the C types.
 
-    def __init__(self, path):
+    configure(options), when given, edits the environment's kjit_options before the runtime is
+    made from them (kjit_runtime_create_with_options)."""
+
+    def __init__(self, path, configure=None):
         self.lib = ctypes.CDLL(path)
         self.lib.kjit_last_error.restype = ctypes.c_char_p
         rt = ctypes.c_void_p()
-        self.check(self.lib.kjit_runtime_create(ctypes.byref(rt)))
+        if configure is None:
+            self.check(self.lib.kjit_runtime_create(ctypes.byref(rt)))
+        else:
+            options_p = ctypes.POINTER(KjitOptions)
+            self.lib.kjit_options_from_environment.argtypes = [options_p]
+            self.lib.kjit_runtime_create_with_options.argtypes = [
+                ctypes.POINTER(ctypes.c_void_p), options_p]
+            options = KjitOptions()
+            self.check(self.lib.kjit_options_from_environment(ctypes.byref(options)))
+            configure(options)
+            self.check(self.lib.kjit_runtime_create_with_options(ctypes.byref(rt),
+                                                                 ctypes.byref(options)))
         self.rt = rt
+        self.log_lines = []
+        self._log_callback = None
 
     def check(self, status):
         if status != 0:
             raise RuntimeError(f"kjit status {status}: {self.lib.kjit_last_error().decode()}")
+
+    def capture_log(self):
+        """Sends kjit's log lines to self.log_lines (level, text) from now on, process-wide;
+        warnings and errors are echoed to stderr as kjit would print them. Restored at exit, so
+        that no line reaches a callback Python has already torn down."""
+        def receive(level, message, _user_data):
+            text = message.decode(errors="replace")
+            self.log_lines.append((level, text))
+            if level >= LOG_WARN:
+                print(text, file=sys.stderr, flush=True)
+
+        self._log_callback = LOG_CALLBACK(receive)
+        self.lib.kjit_set_log_callback.argtypes = [LOG_CALLBACK, ctypes.c_void_p]
+        self.lib.kjit_set_log_callback(self._log_callback, None)
+        atexit.register(self.lib.kjit_set_log_callback, LOG_CALLBACK(), None)
 
 
 def current_stream_handle():

@@ -2,17 +2,20 @@
 # SPDX-License-Identifier: Apache-2.0
 # On a GPU host: build, run every test (GPU suites included), the demo, the C++ benchmark,
 # the tuner's targets (scripts/tune_check.sh), the comparisons with torch (softmax family;
-# softmax + top-K) and the Python package (its tests, GPU suites included, and its host time
+# softmax + top-K; the row-wise ops on shapes drawn fresh from a seed and on real model widths,
+# bench/sweep_shapes.py) and the Python package (its tests, GPU suites included, and its host time
 # beside torch's), then write $OUT/RESULTS.md from their outputs (bench/results_report.py;
 # copy it to bench/RESULTS.md). Logs go to $OUT (default ./out).
 #   bash scripts/gpu_check.sh [--quick]
-# STEPS="build tests demo bench host tune torch topk python topk_tune sanitize attention" (the
-# default: all but topk_tune, which prints every top-K candidate's time at a few shapes,
-# sanitize, compute-sanitizer over every kernel family: scripts/sanitize_gpu.sh, and attention,
+# STEPS="build tests demo bench host tune torch topk sweep python topk_tune sanitize attention"
+# (the default: all but topk_tune, which prints every top-K candidate's time at a few shapes;
+# sanitize, compute-sanitizer over every kernel family: scripts/sanitize_gpu.sh; and attention,
 # batched small-tile attention beside torch and seed 004's kernel: bench/compare_attention.py)
 # picks steps, so a run can be split over calls with a time limit; the build folder is reused.
 # TESTS_REGEX narrows the tests step to the matching ctest names; TOPK_CELLS narrows the top-K
-# comparison; ATTENTION_CASES="NAME[:f16|bf16],..." the attention comparison (names:
+# comparison; SWEEP_ARGS goes to sweep_shapes.py (e.g. "--seed 123" repeats a sweep, "--count
+# 300 --budget-s 1200" draws more; the default takes about 5-6 minutes, under 9 by its budget);
+# ATTENTION_CASES="NAME[:f16|bf16],..." narrows the attention comparison (names:
 # compare_attention.py --list), ATTENTION_ARGS passes it more options (--no-compile, --paths,
 # --merge: keep the runs an earlier call left in $OUT that this one does not redo, to split the
 # table over calls), and ATTENTION_TUNE sets its KJIT_TUNE (default off: the heuristics' picks).
@@ -26,9 +29,9 @@ status=0
 
 commit=${KJIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 printf '{"date": "%s", "commit": "%s", "steps": "%s"}\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" \
-  "$commit" "${STEPS:-build tests demo bench host tune torch topk python}" >"$OUT/run.json"
+  "$commit" "${STEPS:-build tests demo bench host tune torch topk sweep python}" >"$OUT/run.json"
 
-STEPS=${STEPS:-build tests demo bench host tune torch topk python}
+STEPS=${STEPS:-build tests demo bench host tune torch topk sweep python}
 step() { echo; echo "=== $1"; }
 wants() { [[ " $STEPS " == *" $1 "* ]]; }
 
@@ -93,6 +96,15 @@ for arg in "$@"; do [ "$arg" = --quick ] && cells=--quick; done
 KJIT_TUNE=off PYTHONUNBUFFERED=1 python3 -X faulthandler bench/compare_topk.py "$BUILD/runtime/libkjit.so" \
   --out "$OUT/compare_topk.md" --json "$OUT/compare_topk.json" $cells 2>&1 |
   tee "$OUT/compare_topk.log" || status=1
+fi
+
+if wants sweep; then
+step "shape sweep beside torch"
+sweep_args=${SWEEP_ARGS:-}
+for arg in "$@"; do [ "$arg" = --quick ] && sweep_args="--count 40 --no-models $sweep_args"; done
+# The seed is the log's first line: SWEEP_ARGS="--seed S" repeats the run.
+KJIT_TUNE=off PYTHONUNBUFFERED=1 python3 -X faulthandler bench/sweep_shapes.py "$BUILD/runtime/libkjit.so" \
+  --out "$OUT/sweep.md" --json "$OUT/sweep.json" $sweep_args 2>&1 | tee "$OUT/sweep.log" || status=1
 fi
 
 if wants python; then
