@@ -141,7 +141,9 @@ def _register_native():
     except ModuleNotFoundError as error:
         if error.name != "kjit._torch_ops":
             raise
-        return frozenset(), "kjit._torch_ops is not built (no torch with CUDA where kjit was built)"
+        return frozenset(), ("kjit._torch_ops is not built for this Python (it is built where "
+                             "the build's Python imports torch with CUDA: pip install "
+                             "--no-build-isolation)")
     except ImportError as error:
         reason = f"kjit._torch_ops does not load ({error})"
     else:
