@@ -103,6 +103,12 @@ if wants python; then
     (cd "$site" && PYTHONPATH="$site" PYTHONUNBUFFERED=1 python3 -m pytest -rs -p no:cacheprovider \
        "$OLDPWD/python/tests") >"$OUT/python_tests.log" 2>&1 || status=1
     tail -15 "$OUT/python_tests.log"
+    # The torch suites again on the Python kernels, the ops' path where kjit._torch_ops is not built.
+    (cd "$site" && KJIT_TORCH_NATIVE=0 PYTHONPATH="$site" PYTHONUNBUFFERED=1 python3 -m pytest -q -rs \
+       -p no:cacheprovider "$OLDPWD/python/tests/test_gpu_torch.py" \
+       "$OLDPWD/python/tests/test_gpu_torch_native.py" "$OLDPWD/python/tests/test_torch_native.py") \
+       >"$OUT/python_tests_python_kernels.log" 2>&1 || status=1
+    tail -3 "$OUT/python_tests_python_kernels.log"
     # Host time against torch.softmax, and GPU time in a graph (C API beside it, where built).
     libkjit=""
     [ -f "$BUILD/runtime/libkjit.so" ] && libkjit="--libkjit $BUILD/runtime/libkjit.so"
