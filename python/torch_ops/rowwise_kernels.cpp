@@ -7,7 +7,6 @@
 #include <optional>
 #include <tuple>
 
-#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 
 #include "python/torch_ops/checked_kernels.h"
@@ -44,7 +43,7 @@ at::Tensor rowwise(const at::Tensor& x, std::optional<at::ScalarType> out_dtype)
   if (!dtype)
     return call_checked<at::Tensor>(op == kSoftmax ? "softmax" : "log_softmax", x, out_dtype);
   const c10::cuda::CUDAGuard guard(x.device());
-  at::Tensor out = at::empty(x.sizes(), x.options().dtype(*dtype));
+  at::Tensor out = empty_on(x, x.sizes(), *dtype);
   launch(op, x, out, nullptr, r);
   return out;
 }
@@ -72,8 +71,8 @@ std::tuple<at::Tensor, at::Tensor> reduce_scale(const at::Tensor& x,
   if (!dtype)
     return call_checked<std::tuple<at::Tensor, at::Tensor>>("reduce_scale", x, out_dtype);
   const c10::cuda::CUDAGuard guard(x.device());
-  at::Tensor out = at::empty(x.sizes(), x.options().dtype(*dtype));
-  at::Tensor scale = at::empty(scale_shape(x), x.options().dtype(at::kFloat));
+  at::Tensor out = empty_on(x, x.sizes(), *dtype);
+  at::Tensor scale = empty_on(x, scale_shape(x), at::kFloat);
   launch(kReduceScale, x, out, scale.data_ptr<float>(), r);
   return {out, scale};
 }

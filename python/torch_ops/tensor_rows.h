@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include <ATen/core/Tensor.h>
+#include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAStream.h>
 
 namespace kjit::torch_ops {
@@ -46,6 +47,12 @@ inline bool dense_rows(const at::Tensor& t, Rows* out) {
 inline bool dense_like(const at::Tensor& t, const at::Tensor& like, at::ScalarType dtype) {
   return t.scalar_type() == dtype && t.is_cuda() && t.device() == like.device() &&
          t.is_contiguous();
+}
+
+/// An uninitialized contiguous tensor on `like`'s device, allocated as torch's own CUDA kernels
+/// allocate their outputs (no trip through the dispatcher); the fake kernels describe the same.
+inline at::Tensor empty_on(const at::Tensor& like, at::IntArrayRef sizes, at::ScalarType dtype) {
+  return at::Tensor(at::detail::empty_cuda(sizes, dtype, like.device(), std::nullopt));
 }
 
 /// torch's current stream on `t`'s device, as the raw handle kjit launches on.

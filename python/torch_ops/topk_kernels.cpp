@@ -8,7 +8,6 @@
 #include <tuple>
 #include <vector>
 
-#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 
 #include "python/torch_ops/checked_kernels.h"
@@ -63,8 +62,8 @@ std::tuple<at::Tensor, at::Tensor> softmax_topk(const at::Tensor& logits, std::i
     return call_checked<std::tuple<at::Tensor, at::Tensor>>(
         "softmax_topk", logits, k, temperature, k_per_row, logprobs, renorm, index_dtype);
   const c10::cuda::CUDAGuard guard(logits.device());
-  at::Tensor probs = at::empty(call.out_shape, logits.options().dtype(at::kFloat));
-  at::Tensor indices = at::empty(call.out_shape, logits.options().dtype(idx_dtype));
+  at::Tensor probs = empty_on(logits, call.out_shape, at::kFloat);
+  at::Tensor indices = empty_on(logits, call.out_shape, idx_dtype);
   launch(logits, k, temperature, k_per_row, logprobs, renorm, probs, indices, call.r);
   return {probs, indices};
 }

@@ -14,10 +14,12 @@ if torch.version.cuda is None:
     sys.exit(f"torch {torch.__version__} is built without CUDA")
 root = os.path.dirname(torch.__file__)
 include, lib = os.path.join(root, "include"), os.path.join(root, "lib")
-for needed in ("torch/library.h", "c10/cuda/CUDAStream.h", "torch/csrc/utils/pybind.h"):
+for needed in ("torch/library.h", "c10/cuda/CUDAStream.h", "ATen/cuda/EmptyTensor.h",
+               "torch/csrc/utils/pybind.h"):
     if not os.path.exists(os.path.join(include, needed)):
         sys.exit(f"torch {torch.__version__} ships no {needed}")
-for needed in ("libc10.so", "libc10_cuda.so", "libtorch_cpu.so", "libtorch_python.so"):
+for needed in ("libc10.so", "libc10_cuda.so", "libtorch_cpu.so", "libtorch_cuda.so",
+               "libtorch_python.so"):
     if not os.path.exists(os.path.join(lib, needed)):
         sys.exit(f"torch {torch.__version__} ships no {needed}")
 print(";".join([torch.__version__, torch.version.cuda, include, lib,
