@@ -113,7 +113,7 @@ try:
     print(json.dumps({"native": kjit.torch.native_ops, "error": None}))
 except Exception as error:
     print(json.dumps({"native": kjit.torch.native_ops, "error": [type(error).__name__,
-          getattr(error, "status", None), str(error).split(" for ")[0]]}))
+          getattr(error, "status", None), "no cached cubin" in str(error)]}))
 '''
 
 
@@ -127,4 +127,4 @@ def test_a_launch_failure_arrives_as_its_kjit_error(native, cache_dir):
     result = json.loads(done.stdout.strip().splitlines()[-1])
     if native == "1" and not result["native"]:
         pytest.skip("C++ kernel test SKIPPED: kjit._torch_ops is not built here")
-    assert result["error"] == ["NotFoundError", "not_found", "KJIT_JIT=0 and no cached cubin"]
+    assert result["error"] == ["NotFoundError", "not_found", True]
