@@ -136,6 +136,8 @@ def _register_native():
     (no ops, why not). A module that is there but does not load or register warns."""
     if os.environ.get("KJIT_TORCH_NATIVE", "1") == "0":
         return frozenset(), "KJIT_TORCH_NATIVE=0"
+    if torch.version.cuda is None:  # the module links torch's CUDA libraries: do not load it
+        return frozenset(), f"torch {torch.__version__} is built without CUDA"
     try:
         native = importlib.import_module("kjit._torch_ops")
     except ModuleNotFoundError as error:
