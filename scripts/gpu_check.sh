@@ -112,11 +112,20 @@ if wants python; then
   # Installed with the host's own nanobind, scikit-build-core, torch, CuPy and pytest (a GPU host
   # may have no package registry), into a folder of its own; the build folder is kept.
   site=$(mktemp -d)
-  if CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install --no-build-isolation --no-deps \
+  # With the host's torch importable, the build includes kjit._torch_ops (the torch ops' C++
+  # kernels); its configure line says whether it was built, and why not.
+  if CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install -v --no-build-isolation --no-deps \
        -C build-dir="$BUILD/python-package" --target "$site" . >"$OUT/python_install.log" 2>&1; then
+    grep -m1 -o "kjit._torch_ops: .*" "$OUT/python_install.log"
     (cd "$site" && PYTHONPATH="$site" PYTHONUNBUFFERED=1 python3 -m pytest -rs -p no:cacheprovider \
        "$OLDPWD/python/tests") >"$OUT/python_tests.log" 2>&1 || status=1
     tail -15 "$OUT/python_tests.log"
+    # The torch suites again on the Python kernels, the ops' path where kjit._torch_ops is not built.
+    (cd "$site" && KJIT_TORCH_NATIVE=0 PYTHONPATH="$site" PYTHONUNBUFFERED=1 python3 -m pytest -q -rs \
+       -p no:cacheprovider "$OLDPWD/python/tests/test_gpu_torch.py" \
+       "$OLDPWD/python/tests/test_gpu_torch_native.py" "$OLDPWD/python/tests/test_torch_native.py") \
+       >"$OUT/python_tests_python_kernels.log" 2>&1 || status=1
+    tail -3 "$OUT/python_tests_python_kernels.log"
     # Host time against torch.softmax, and GPU time in a graph (C API beside it, where built).
     libkjit=""
     [ -f "$BUILD/runtime/libkjit.so" ] && libkjit="--libkjit $BUILD/runtime/libkjit.so"

@@ -14,16 +14,6 @@ namespace {
 nb::object* error_base = nullptr;
 nb::dict* error_types = nullptr;
 
-void set_python_error(const Error& error) {
-  const nb::str status(to_string(error.status()));
-  nb::object type = error_base != nullptr ? *error_base : nb::borrow(PyExc_RuntimeError);
-  if (error_types != nullptr && error_types->contains(status)) type = (*error_types)[status];
-  nb::object instance = type(nb::str(error.what()));
-  instance.attr("status") = status;
-  instance.attr("detail") = nb::str(error.detail().c_str());
-  PyErr_SetObject(type.ptr(), instance.ptr());
-}
-
 void translate(const std::exception_ptr& thrown, void*) {
   try {
     std::rethrow_exception(thrown);
@@ -37,6 +27,16 @@ void translate(const std::exception_ptr& thrown, void*) {
 }
 
 }  // namespace
+
+void set_python_error(const Error& error) {
+  const nb::str status(to_string(error.status()));
+  nb::object type = error_base != nullptr ? *error_base : nb::borrow(PyExc_RuntimeError);
+  if (error_types != nullptr && error_types->contains(status)) type = (*error_types)[status];
+  nb::object instance = type(nb::str(error.what()));
+  instance.attr("status") = status;
+  instance.attr("detail") = nb::str(error.detail().c_str());
+  PyErr_SetObject(type.ptr(), instance.ptr());
+}
 
 void reject(const char* argument, const std::string& what) {
   throw Error(Status::kErrorInvalidArgument, std::string(argument) + ": " + what);

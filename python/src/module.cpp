@@ -8,6 +8,7 @@
 #include "python/src/cache_tools.h"
 #include "python/src/errors.h"
 #include "python/src/log_forwarding.h"
+#include "python/src/native_table.h"
 #include "python/src/py_runtime.h"
 #include "python/src/raw_launch.h"
 #include "python/src/tools.h"
@@ -22,6 +23,7 @@ NB_MODULE(_kjit, m) {
   kjit::python::bind_runtime(m);
   kjit::python::bind_raw_launch(m);
   kjit::python::bind_torch_fast(m);
+  kjit::python::bind_native_table(m);
   kjit::python::bind_tools(m);
   kjit::python::bind_cache_tools(m);
 }

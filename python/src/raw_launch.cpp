@@ -23,11 +23,9 @@ T* pointer(std::uintptr_t address) {
 
 }  // namespace
 
-void launch_rowwise_raw(int op, std::uintptr_t in, std::int64_t in_stride, std::uintptr_t out,
-                        std::int64_t out_stride, std::int64_t rows, std::int64_t cols,
-                        int in_dtype, int out_dtype, std::uintptr_t scale, std::uintptr_t stream,
-                        int device) {
-  LogFlush flush;
+void run_rowwise(int op, std::uintptr_t in, std::int64_t in_stride, std::uintptr_t out,
+                 std::int64_t out_stride, std::int64_t rows, std::int64_t cols, int in_dtype,
+                 int out_dtype, std::uintptr_t scale, std::uintptr_t stream, int device) {
   const RowwiseArgs args{pointer<const void>(in), in_stride, pointer<void>(out), out_stride,
                          rows, cols, static_cast<DType>(in_dtype), static_cast<DType>(out_dtype)};
   DeviceScope scope(device);
@@ -41,13 +39,10 @@ void launch_rowwise_raw(int op, std::uintptr_t in, std::int64_t in_stride, std::
   throw Error(Status::kErrorInvalidArgument, "op: " + std::to_string(op) + " is not a row-wise op");
 }
 
-namespace {
-
-void launch_topk(std::uintptr_t logits, std::int64_t row_stride, std::int64_t rows,
-                 std::int64_t cols, int in_dtype, int k, std::uintptr_t k_per_row,
-                 double temperature, unsigned flags, std::uintptr_t probs, std::uintptr_t indices,
-                 int index_dtype, std::uintptr_t stream, int device) {
-  LogFlush flush;
+void run_topk(std::uintptr_t logits, std::int64_t row_stride, std::int64_t rows,
+              std::int64_t cols, int in_dtype, int k, std::uintptr_t k_per_row,
+              double temperature, unsigned flags, std::uintptr_t probs, std::uintptr_t indices,
+              int index_dtype, std::uintptr_t stream, int device) {
   TopkArgs args;
   args.logits = pointer<const void>(logits);
   args.row_stride = row_stride;
@@ -63,6 +58,26 @@ void launch_topk(std::uintptr_t logits, std::int64_t row_stride, std::int64_t ro
   args.idx_dtype = static_cast<DType>(index_dtype);
   DeviceScope scope(device);
   default_runtime().runtime->softmax_topk(args, pointer<void>(stream));
+}
+
+void launch_rowwise_raw(int op, std::uintptr_t in, std::int64_t in_stride, std::uintptr_t out,
+                        std::int64_t out_stride, std::int64_t rows, std::int64_t cols,
+                        int in_dtype, int out_dtype, std::uintptr_t scale, std::uintptr_t stream,
+                        int device) {
+  LogFlush flush;
+  run_rowwise(op, in, in_stride, out, out_stride, rows, cols, in_dtype, out_dtype, scale, stream,
+              device);
+}
+
+namespace {
+
+void launch_topk(std::uintptr_t logits, std::int64_t row_stride, std::int64_t rows,
+                 std::int64_t cols, int in_dtype, int k, std::uintptr_t k_per_row,
+                 double temperature, unsigned flags, std::uintptr_t probs, std::uintptr_t indices,
+                 int index_dtype, std::uintptr_t stream, int device) {
+  LogFlush flush;
+  run_topk(logits, row_stride, rows, cols, in_dtype, k, k_per_row, temperature, flags, probs,
+           indices, index_dtype, stream, device);
 }
 
 }  // namespace

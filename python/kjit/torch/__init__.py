@@ -13,16 +13,24 @@ They run on CUDA tensors, on torch's current stream, in the tensor's device, thr
 default runtime; torch.compile(fullgraph=True) traces them (fake kernels allocate what the
 real ones do) and CUDA graphs capture them (call warmup() first). The ops carry no autograd
 kernel (it would cost every eager call); kjit.torch.softmax and log_softmax below are
-differentiable."""
+differentiable.
+
+native_ops is True where the CUDA kernels are kjit._torch_ops's C++ ones (torch's dispatcher
+calls the launch with no Python in between), False where they are Python kernels (that module
+was not built, KJIT_TORCH_NATIVE=0, or it failed to load: native_ops_reason says which). Both
+give the same results and raise the same errors."""
 import torch
 
 from . import _library  # noqa: F401  (registration happens at import)
 from ._autograd import LogSoftmax, Softmax, wants_grad  # noqa: E402  (after _library: it uses the ops)
 from ._warmup import warmup
 
-__all__ = ["softmax", "log_softmax", "reduce_scale", "softmax_topk", "warmup"]
+__all__ = ["softmax", "log_softmax", "reduce_scale", "softmax_topk", "warmup", "native_ops",
+           "native_ops_reason"]
 
 _ops = torch.ops.kjit
+native_ops: bool = bool(_library.NATIVE_OPS)
+native_ops_reason = _library.NATIVE_REASON
 
 
 def softmax(x, out=None, *, out_dtype=None):

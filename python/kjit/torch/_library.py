@@ -1,7 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 """torch.ops.kjit.*, registered through a torch library fragment with define/impl: a functional
 op and an out variant for each, CUDA kernels that hand kjit raw pointers, strides and torch's
-raw current stream, and fake kernels that allocate exactly what the CUDA ones do."""
+raw current stream, and fake kernels that allocate exactly what the CUDA ones do.
+
+The schemas are defined here, and only here, for either set of CUDA kernels: the C++ ones of
+kjit._torch_ops where that module was built (torch with CUDA at build time), else the Python
+ones below. The C++ kernels hand any call off their fast path to the checked Python kernels
+(CHECKED_KERNELS), so the argument checks and their messages live in _layout.py alone; the fake
+kernels stay in Python for either set. KJIT_TORCH_NATIVE=0 keeps the Python kernels."""
+import importlib
+import os
+import warnings
+
 import torch
 
 from .. import _kjit
@@ -95,19 +105,60 @@ def _softmax_topk_out(logits, k, temperature, k_per_row, logprobs, renorm, probs
     _run_topk(logits, k, temperature, k_per_row, logprobs, renorm, probs, indices)
 
 
-# softmax and log_softmax run from C++ (_kjit's torch_fast.cpp), which hands anything off its
-# hot path back to the checked kernels here.
-_kjit._torch_setup(torch, _raw_stream, _checked_new, _rowwise_out)
-CUDA_KERNELS = {
-    "softmax": _kjit._torch_softmax,
-    "softmax_out": _kjit._torch_softmax_out,
-    "log_softmax": _kjit._torch_log_softmax,
-    "log_softmax_out": _kjit._torch_log_softmax_out,
+# Every check, any strided layout: the Python CUDA kernels, and what the C++ ones call off
+# their fast path.
+CHECKED_KERNELS = {
+    "softmax": lambda x, out_dtype=None: _checked_new(_SOFTMAX, x, out_dtype),
+    "softmax_out": lambda x, out: _rowwise_out(_SOFTMAX, x, out),
+    "log_softmax": lambda x, out_dtype=None: _checked_new(_LOG_SOFTMAX, x, out_dtype),
+    "log_softmax_out": lambda x, out: _rowwise_out(_LOG_SOFTMAX, x, out),
     "reduce_scale": _reduce_scale,
     "reduce_scale_out": lambda x, out, scale=None: _rowwise_out(_REDUCE_SCALE, x, out, scale),
     "softmax_topk": _softmax_topk,
     "softmax_topk_out": _softmax_topk_out,
 }
+
+# Without kjit._torch_ops, softmax and log_softmax still run from C++ inside their Python
+# kernels (_kjit's torch_fast.cpp), which hands anything off its hot path back to the checked
+# kernels here.
+_kjit._torch_setup(torch, _raw_stream, _checked_new, _rowwise_out)
+CUDA_KERNELS = dict(
+    CHECKED_KERNELS,
+    softmax=_kjit._torch_softmax,
+    softmax_out=_kjit._torch_softmax_out,
+    log_softmax=_kjit._torch_log_softmax,
+    log_softmax_out=_kjit._torch_log_softmax_out,
+)
+
+
+def _register_native():
+    """Registers kjit._torch_ops's C++ CUDA kernels; returns (the ops they took, None), or
+    (no ops, why not). A module that is there but does not load or register warns."""
+    if os.environ.get("KJIT_TORCH_NATIVE", "1") == "0":
+        return frozenset(), "KJIT_TORCH_NATIVE=0"
+    if torch.version.cuda is None:  # the module links torch's CUDA libraries: do not load it
+        return frozenset(), f"torch {torch.__version__} is built without CUDA"
+    try:
+        native = importlib.import_module("kjit._torch_ops")
+    except ModuleNotFoundError as error:
+        if error.name != "kjit._torch_ops":
+            raise
+        return frozenset(), ("kjit._torch_ops is not built for this Python (it is built where "
+                             "the build's Python imports torch with CUDA: pip install "
+                             "--no-build-isolation)")
+    except ImportError as error:
+        reason = f"kjit._torch_ops does not load ({error})"
+    else:
+        try:
+            return frozenset(native._register(_kjit._native_api(), CHECKED_KERNELS)), None
+        except Exception as error:  # noqa: BLE001  (the Python kernels still work)
+            reason = f"kjit._torch_ops does not register ({type(error).__name__}: {error})"
+    warnings.warn(f"kjit.torch: {reason}; the ops keep their Python kernels", RuntimeWarning,
+                  stacklevel=2)
+    return frozenset(), reason
+
+
+NATIVE_OPS, NATIVE_REASON = _register_native()
 
 
 def _fake_rowwise_out(x, out, scale=None) -> None:
@@ -157,6 +208,7 @@ def _not_on_cuda(name: str):
 
 
 for _name in SCHEMAS:
-    lib.impl(_name, CUDA_KERNELS[_name], "CUDA")
+    if _name not in NATIVE_OPS:
+        lib.impl(_name, CUDA_KERNELS[_name], "CUDA")
     lib.impl(_name, _not_on_cuda(_name), "CPU")
     torch.library.register_fake(f"kjit::{_name}", FAKE_KERNELS[_name], lib=lib)
