@@ -95,9 +95,10 @@ TEST_CASE("rows of a million columns") {
   for (RowOp op : {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale}) {
     CAPTURE(std::string(to_string(op)));
     CHECK(run_and_check(rt, batch, op, nullptr, rows, stream.get()) == "");
-    for (const auto& [name, config] : configs) {
+    for (const auto& named : configs) {
+      const std::string& name = named.first;  // CAPTURE takes no structured binding (C++17)
       CAPTURE(name);
-      CHECK(run_and_check(rt, batch, op, &config, rows, stream.get()) == "");
+      CHECK(run_and_check(rt, batch, op, &named.second, rows, stream.get()) == "");
     }
   }
   // Registers and shared memory cannot hold such a row in one block.
