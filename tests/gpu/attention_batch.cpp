@@ -151,7 +151,8 @@ std::string AttentionBatch::check_problem(const std::vector<unsigned char>& out,
     const std::int64_t o0 = b * a.o_strides[0] + h * a.o_strides[1] + row * a.o_strides[2];
     for (std::int64_t c = 0; c < a.dv; ++c) {
       const double got = load_element(a.dtype, out.data(), static_cast<std::size_t>(o0 + c));
-      const std::string why = check_attention_value(a.dtype, got, want.out[c], want.magnitude[c]);
+      const std::string why =
+          check_attention_value(a.dtype, got, want.out[c], want.magnitude[c], want.logit_error);
       if (!why.empty())
         return "problem " + std::to_string(index) + " (b=" + std::to_string(b) + " h=" + std::to_string(h) +
                ") row " + std::to_string(row) + " col " + std::to_string(c) + ": got " + std::to_string(got) +

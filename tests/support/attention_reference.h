@@ -16,6 +16,9 @@ namespace kjit::test {
 struct AttentionRowExpectation {
   std::vector<double> out;        ///< dv values; zeros for a row whose keys are all masked
   std::vector<double> magnitude;  ///< sum_j p_j |v_j| per column: the scale of P's rounding error
+  /// How far an fp32 computation of the row's logits may be from the exact ones: (d + 4) fp32
+  /// roundings of the largest |scale q.k| + |bias| + |mask| of the row's kept keys.
+  double logit_error = 0.0;
 };
 
 /// Row `row` of problem (b, h) of `args`, whose pointers are host memory: softmax over the n
@@ -25,9 +28,10 @@ AttentionRowExpectation reference_attention_row(const AttentionArgs& args, std::
                                                 std::int64_t row);
 
 /// Empty when a kernel's value `got` (stored as `dtype`, f16 or bf16) is close enough to
-/// `want`; else why not. The kernel rounds P to `dtype` before the product with V and stores
-/// O rounded, so |got - want| <= 2 eps (|want| + magnitude) + 1e-6, eps = 2^-11 (f16) or 2^-8
-/// (bf16); NaN must meet NaN.
-std::string check_attention_value(DType dtype, double got, double want, double magnitude);
+/// `want`; else why not. The kernel rounds P to `dtype` before the product with V, stores O
+/// rounded, and its fp32 logits may be off by `logit_error`, which moves each p by that
+/// fraction: |got - want| <= 2 eps (|want| + magnitude) + 2 logit_error magnitude + 1e-6,
+/// eps = 2^-11 (f16) or 2^-8 (bf16); NaN must meet NaN.
+std::string check_attention_value(DType dtype, double got, double want, double magnitude, double logit_error = 0.0);
 
 }  // namespace kjit::test
