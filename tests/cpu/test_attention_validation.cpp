@@ -357,6 +357,13 @@ TEST_CASE("valid arguments get past validation") {
     const kjit_attention_args call = c_args(variant.second);
     CHECK(kjit_attention(c.rt, &call, nullptr) == KJIT_ERROR_NO_DRIVER);
   }
+  // A caller built against a larger struct (a newer header) is read up to the fields known here.
+  struct Grown {
+    kjit_attention_args known;
+    std::int64_t later_field;
+  } grown{c_args(valid_args()), 42};
+  grown.known.struct_size = sizeof grown;
+  CHECK(kjit_attention(c.rt, &grown.known, nullptr) == KJIT_ERROR_NO_DRIVER);
 }
 
 TEST_CASE("a call's class plans for its bucket's top and keeps its key") {

@@ -47,6 +47,8 @@ class AttentionBatch {
   /// last included): each row against the reference, and every byte outside the rows still
   /// poisoned. Empty when right, else the first failure.
   std::string check(std::int64_t most = 0) const;
+  /// The output allocation's bytes, as the last call left them.
+  std::vector<unsigned char> output() const { return o_.device.download_all(); }
 
  private:
   struct Tensor {

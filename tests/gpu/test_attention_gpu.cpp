@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "attention_batch.h"
+#include "autotune/output_check.h"
 #include "kjit/kjit.hpp"
 #include "row_inputs.h"
 #include "runtime/driver/context.h"
@@ -262,6 +263,36 @@ TEST_CASE("every tuning candidate, forced, matches the reference") {
   std::vector<Unit> units;
   for (const AttentionCase& each : cases) units.push_back({each, every_candidate(each)});
   run_units(units);
+}
+
+TEST_CASE("every candidate writes what the reference config writes, as the tuner checks it") {
+  // Each query strip goes through the same operations whatever the warps, problems and stages,
+  // so the outputs should agree to the byte; the tuner's check (compare_outputs) allows
+  // rounding, and a byte difference is only reported.
+  KJIT_REQUIRE_GPU();
+  Runtime rt;
+  AttentionCase windows = shape(DType::kBF16, 21, 4, 49, 49, 32, 32);
+  windows.bias = windows.mask = true;
+  windows.mask_windows = 3;
+  windows.masked_rows = 0.1;
+  AttentionCase long_rows = shape(DType::kF16, 7, 2, 128, 197, 64, 128);
+  long_rows.causal = true;
+  for (const AttentionCase& c : {windows, long_rows}) {
+    AttentionBatch batch(c, test_seed());
+    batch.poison(nullptr);
+    rt.attention_with_config(batch.args(), AttentionConfig{1, 1, 1}, nullptr);
+    synchronize(nullptr);
+    const std::vector<unsigned char> reference = batch.output();
+    for (const auto& config : every_candidate(c)) {
+      CAPTURE(describe(c) + " " + config->to_string());
+      batch.poison(nullptr);
+      rt.attention_with_config(batch.args(), *config, nullptr);
+      synchronize(nullptr);
+      const std::vector<unsigned char> got = batch.output();
+      CHECK(compare_outputs(got, reference, c.dtype) == "");
+      if (got != reference) MESSAGE("not byte for byte the reference config's output");
+    }
+  }
 }
 
 TEST_CASE("explain names the specialized kernel; a tuning picks a correct candidate") {
