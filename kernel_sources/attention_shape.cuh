@@ -43,14 +43,26 @@ KJIT_HOST_DEVICE constexpr int attention_key_block(int n, int dv) {
              : (dv >= 128 ? kAttentionWideKeyBlock : kAttentionMostKeyBlock);
 }
 
-/// Bytes of one stage: K [padded n, d] and V [padded n, dv], 16-bit, rows padded.
-KJIT_HOST_DEVICE constexpr int attention_stage_bytes(int n, int d, int dv) {
+/// Whether a config's stages hold Q too: with two stages, the next problem's Q arrives with its
+/// K and V while the current one computes; with one there is nothing to overlap, and Q goes
+/// from global memory straight into registers (which keeps 256 x 256 tokens at d = dv = 128
+/// within an A100's shared memory).
+KJIT_HOST_DEVICE constexpr bool attention_stages_query(int stages) { return stages == 2; }
+
+/// Bytes of K [padded n, d] and V [padded n, dv] in a stage, 16-bit, rows padded; Q's rows
+/// follow them where the stage holds Q.
+KJIT_HOST_DEVICE constexpr int attention_kv_bytes(int n, int d, int dv) {
   return attention_padded(n) * ((d + kAttentionRowPad) + (dv + kAttentionRowPad)) * 2;
 }
 
+/// Bytes of one stage: K and V, then Q [padded m, d] where the stage holds it.
+KJIT_HOST_DEVICE constexpr int attention_stage_bytes(int m, int n, int d, int dv, int stages) {
+  return attention_kv_bytes(n, d, dv) + (attention_stages_query(stages) ? attention_padded(m) * (d + kAttentionRowPad) * 2 : 0);
+}
+
 /// Dynamic shared memory of a block: each problem group's stages.
-KJIT_HOST_DEVICE constexpr int attention_block_smem(int n, int d, int dv, int problems, int stages) {
-  return problems * stages * attention_stage_bytes(n, d, dv);
+KJIT_HOST_DEVICE constexpr int attention_block_smem(int m, int n, int d, int dv, int problems, int stages) {
+  return problems * stages * attention_stage_bytes(m, n, d, dv, stages);
 }
 
 /// Warps a block has at most: 256 threads, so that ptxas may give each thread all 255

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // One warp's work on one 16-row query strip of one attention problem (attention_tile.cuh runs
-// it): Q fragments straight from global memory into registers, scores S = Q K^T by mma.sync
+// it): Q fragments from the stage (or global memory) into registers, scores S = Q K^T by mma.sync
 // with K from shared memory, kept in registers in the accumulator layout, scaled and offset
 // by bias and mask there, an online softmax over key blocks whose row statistics go between
 // the four lanes of a row by shuffles, P rounded in registers into the A fragments of the
@@ -22,7 +22,7 @@ struct AttentionView {
   const void* bias;  ///< this head's [m, n]
   const void* mask;  ///< this window's [m, n]
   long long q_row, o_row, bias_row, mask_row;
-  unsigned k_smem, v_smem;  ///< shared addresses of the stage's K and V
+  unsigned k_smem, v_smem, q_smem;  ///< shared addresses of the stage's K, V and Q (where it holds Q)
 };
 
 /// The type an addend of kind Kind holds.
@@ -58,7 +58,17 @@ struct StripStats {
   float sum[2];
 };
 
-/// The strip's Q as A fragments, one a 16 columns of d; rows past M read as zeros.
+/// The strip's Q as A fragments, one a 16 columns of d, from the stage (whose rows past M are
+/// zeros): matrices 0-3 of an ldmatrix are rows 0-7 and 8-15 of columns 0-7, then of 8-15.
+template <int D>
+__device__ __forceinline__ void load_query_shared(unsigned (&qa)[D / 16][4], unsigned q_smem, int row0, int lane) {
+  const int matrix = lane >> 3, row = row0 + (lane & 7) + (matrix & 1) * 8;
+#pragma unroll
+  for (int kd = 0; kd < D / 16; ++kd)
+    load_matrices(qa[kd], q_smem + (row * (D + kAttentionRowPad) + kd * 16 + (matrix >> 1) * 8) * 2);
+}
+
+/// The same from global memory, 4 bytes a register; rows past M read as zeros.
 template <typename In, int M, int D>
 __device__ __forceinline__ void load_query(unsigned (&qa)[D / 16][4], const AttentionView<In>& view, int row0,
                                            int lane) {
@@ -217,13 +227,15 @@ __device__ __forceinline__ void store_output(const float (&o)[Dv / 8][4], StripS
   }
 }
 
-/// The whole strip at row0: key blocks up to the last key any of its rows sees.
-template <typename In, int M, int N, int D, int Dv, int BiasKind, int MaskKind, bool Causal>
+/// The whole strip at row0: key blocks up to the last key any of its rows sees. Q comes from
+/// the stage where it holds Q (QueryStaged), else from global memory.
+template <typename In, int M, int N, int D, int Dv, int BiasKind, int MaskKind, bool Causal, bool QueryStaged>
 __device__ __forceinline__ void attend_strip(const AttentionView<In>& view, float scale_log2, int row0, int lane) {
   constexpr int kKeys = attention_padded(N);
   constexpr int KB = attention_key_block(N, Dv);
   unsigned qa[D / 16][4];
-  load_query<In, M, D>(qa, view, row0, lane);
+  if constexpr (QueryStaged) load_query_shared<D>(qa, view.q_smem, row0, lane);
+  else load_query<In, M, D>(qa, view, row0, lane);
   float o[Dv / 8][4];
 #pragma unroll
   for (int tile = 0; tile < Dv / 8; ++tile) o[tile][0] = o[tile][1] = o[tile][2] = o[tile][3] = 0.0f;

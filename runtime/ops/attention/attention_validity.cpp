@@ -9,7 +9,8 @@
 namespace kjit {
 
 std::int64_t attention_smem_bytes(const AttentionProblem& p, const AttentionConfig& c) noexcept {
-  return std::int64_t{c.problems} * c.stages * attention_stage_bytes(p.n, p.d, p.dv);
+  if (c.stages != 1 && c.stages != 2) return 0;
+  return attention_block_smem(p.m, p.n, p.d, p.dv, c.problems, c.stages);
 }
 
 std::string why_not_attention(const AttentionProblem& p, const DeviceProps& device, const AttentionConfig& c) {
