@@ -84,8 +84,10 @@ void kjit_runtime_destroy(kjit_runtime* rt);
  * launching nothing, so that later calls, those captured into a CUDA graph too, start at once.
  * With KJIT_TUNE_FIRST_USE it also tunes the call's class, as a first call would. `call` is a
  * JSON object that describes the call without buffers: {"op": "softmax", "dtype": "bf16",
- * "rows": 64, "cols": 4096}, with "out_dtype" for the row-wise ops and "k", "index_dtype" for
- * softmax_topk; buffers are taken as contiguous and 16-byte aligned, as allocators give them. */
+ * "rows": 64, "cols": 4096}, with "out_dtype" for the row-wise ops, "k", "index_dtype" for
+ * softmax_topk, and {"op": "attention", "dtype", "batch", "heads", "m", "n", "d", "dv",
+ * "bias_dtype", "mask_dtype" ("none" or a dtype), "mask_windows", "causal"} for attention;
+ * buffers are taken as contiguous and 16-byte aligned, as allocators give them. */
 kjit_status kjit_prepare(kjit_runtime* rt, const char* call);
 /* kjit_prepare, then what was chosen as a JSON object (kernel, config, arch, registers, shared
  * memory, spills, cubin size, compile time) written into `report`, truncated to `capacity` bytes
