@@ -65,7 +65,7 @@ void add_compile_command(CLI::App& app) {
   command->add_option("--algorithm", flags->algorithm,
                       "auto, or an algorithm of the op (softmax: warp, block_regs, block_smem, "
                       "block_online, cluster, cluster_smem, stream, ring, block_split; "
-                      "softmax_topk: stream, resident)");
+                      "softmax_topk: stream, resident; attention: tile)");
   command->add_flag("--json", flags->json, "print JSON");
   command->callback([flags] { run_compile(*flags); });
 }

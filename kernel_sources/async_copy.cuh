@@ -31,4 +31,13 @@ __device__ __forceinline__ void wait_async_copies() {
   asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
 }
 
+/// Closes the group of copies this thread started since the last commit (possibly empty).
+__device__ __forceinline__ void commit_async_copies() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+
+/// Waits until at most Pending of this thread's committed groups are still in flight.
+template <int Pending>
+__device__ __forceinline__ void wait_async_copy_groups() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(Pending) : "memory");
+}
+
 }  // namespace kjit

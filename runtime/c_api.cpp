@@ -41,6 +41,47 @@ kjit::RowwiseArgs rowwise_args(const void* in, int64_t in_row_stride, void* out,
           dtype_of(in_dtype, "in_dtype"), dtype_of(out_dtype, "out_dtype")};
 }
 
+/// The C struct as the C++ one. A caller's struct smaller than this header's lacks fields
+/// every call needs; a larger one (a newer header) is read up to the fields known here.
+kjit::AttentionArgs attention_args(const kjit_attention_args* c) {
+  if (c == nullptr) throw kjit::Error(kjit::Status::kErrorInvalidArgument, "args is null");
+  if (c->struct_size < sizeof(kjit_attention_args))
+    throw kjit::Error(kjit::Status::kErrorInvalidArgument,
+                      "struct_size (" + std::to_string(c->struct_size) + ") is smaller than " +
+                          std::to_string(sizeof(kjit_attention_args)) +
+                          ", the size of kjit_attention_args this library knows");
+  kjit::AttentionArgs args;
+  args.q = c->q;
+  args.k = c->k;
+  args.v = c->v;
+  args.o = c->o;
+  args.bias = c->bias;
+  args.mask = c->mask;
+  args.batch = c->batch;
+  args.heads = c->heads;
+  args.m = c->m;
+  args.n = c->n;
+  args.d = c->d;
+  args.dv = c->dv;
+  args.mask_windows = c->mask_windows;
+  for (int i = 0; i < 3; ++i) {
+    args.q_strides[i] = c->q_strides[i];
+    args.k_strides[i] = c->k_strides[i];
+    args.v_strides[i] = c->v_strides[i];
+    args.o_strides[i] = c->o_strides[i];
+  }
+  for (int i = 0; i < 2; ++i) {
+    args.bias_strides[i] = c->bias_strides[i];
+    args.mask_strides[i] = c->mask_strides[i];
+  }
+  args.dtype = dtype_of(c->dtype, "dtype");
+  args.bias_dtype = dtype_of(c->bias_dtype, "bias_dtype");
+  args.mask_dtype = dtype_of(c->mask_dtype, "mask_dtype");
+  args.scale = c->scale;
+  args.causal = c->causal != 0;
+  return args;
+}
+
 }  // namespace
 
 extern "C" {
@@ -96,6 +137,10 @@ kjit_status kjit_softmax_topk(kjit_runtime* rt, const void* logits, int64_t row_
     args.idx_dtype = dtype_of(idx_dtype, "idx_dtype");
     runtime_of(rt).softmax_topk(args, stream);
   });
+}
+
+kjit_status kjit_attention(kjit_runtime* rt, const kjit_attention_args* args, void* stream) {
+  return guarded([&] { runtime_of(rt).attention(attention_args(args), stream); });
 }
 
 const char* kjit_last_error(void) { return kjit::c_api::last_error().c_str(); }

@@ -105,6 +105,34 @@ TopkConfig TopkConfig::from_json(const std::string& text) {
   }
 }
 
+bool AttentionConfig::operator==(const AttentionConfig& other) const noexcept {
+  return warps == other.warps && problems == other.problems && stages == other.stages;
+}
+
+std::string AttentionConfig::to_string() const {
+  return "attention warps=" + std::to_string(warps) + " problems=" + std::to_string(problems) +
+         " stages=" + std::to_string(stages);
+}
+
+std::string AttentionConfig::to_json() const {
+  nlohmann::ordered_json json = {{"warps", warps}, {"problems", problems}, {"stages", stages}};
+  return json.dump();
+}
+
+AttentionConfig AttentionConfig::from_json(const std::string& text) {
+  try {
+    auto json = nlohmann::json::parse(text);
+    AttentionConfig config;
+    config.warps = int_field(json, "warps");
+    config.problems = int_field(json, "problems");
+    config.stages = int_field(json, "stages");
+    return config;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(Status::kErrorInvalidArgument,
+                std::string("attention config JSON is malformed: ") + e.what());
+  }
+}
+
 std::size_t KernelConfigHash::operator()(const KernelConfig& config) const noexcept {
   std::size_t h = std::hash<int>()(static_cast<int>(config.algorithm));
   const int grid = static_cast<int>(config.cluster_grid);

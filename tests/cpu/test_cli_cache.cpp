@@ -179,7 +179,7 @@ TEST_CASE("softmax_topk spec entries name what is wrong with them") {
   refused(R"({"ops": ["softmax_topk"], "cols": [100], "k": [5], "index_dtypes": ["f32"]})",
           "index_dtype=f32: idx_dtype: f32 is not supported; expected i32 or i64");
   refused(R"({"ops": ["sofmax_topk"], "cols": [100], "k": [5]})",
-          "\"ops\"[0]: op \"sofmax_topk\" is not one of softmax, log_softmax, reduce_scale, softmax_topk");
+          "\"ops\"[0]: op \"sofmax_topk\" is not one of attention, softmax, log_softmax, reduce_scale, softmax_topk");
 }
 
 TEST_CASE("inspect --log and --explain describe entries and calls") {

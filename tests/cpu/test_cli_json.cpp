@@ -87,6 +87,24 @@ TEST_CASE("compile --op softmax_topk --k goes through the op registry") {
   CHECK(kjit("compile --op softmax_topk --k 50000 --cols 32000 --arch sm_90").code == 2);
 }
 
+TEST_CASE("compile --op attention takes its fields through --field, for sm_80 and sm_90") {
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    const nlohmann::json report = json_of(kjit(
+        std::string("compile --op attention --dtype bf16 --field m=49 --field n=49 --field d=32 --field batch=4096 "
+                    "--field heads=4 --field bias_dtype=f32 --field mask_dtype=f16 --field mask_windows=64 --arch ") +
+        arch + " --json"));
+    CHECK(report["kernel"].get<std::string>().find("kjit::attention_tile<kjit::bf16, 49, 49, 32, 32, 1, 2, false") == 0);
+    CHECK(report["planned"]["heads"] == 4);
+    CHECK(report["spill_bytes"] == 0);
+  }
+  const Result causal = kjit("compile --op attention --field m=197 --field n=197 --field d=64 --field causal=true "
+                             "--algorithm tile --arch sm_90");
+  CHECK(causal.code == 0);
+  CHECK(causal.out.find("197, 197, 64, 64, 0, 0, true") != std::string::npos);
+  CHECK(kjit("compile --op attention --field m=49 --field n=49 --field d=48 --arch sm_90").code == 2);
+  CHECK(kjit("compile --op attention --field m=49 --field n=49 --field d=32 --cols 7 --arch sm_90").code == 2);
+}
+
 TEST_CASE("precompile --json, then the cache commands' JSON and verify's exit codes") {
   TempDir dir;
   const std::string cache = dir.path + "/cache", spec = dir.path + "/spec.json";

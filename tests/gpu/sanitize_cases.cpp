@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "attention_batch.h"
 #include "kjit/kjit.hpp"
 #include "row_batch.h"
 #include "row_inputs.h"
@@ -44,17 +45,51 @@ struct TopkCase {
   TopkConfig config;
 };
 
+struct AttentionRun {
+  AttentionCase shape;
+  AttentionConfig config;
+};
+
 struct Case {
   const char* name;
   const char* why;  // the path it covers
   std::optional<RowCase> row;
   std::optional<TopkCase> topk;
+  std::optional<AttentionRun> attention;
 };
 
 KernelConfig ring(int pack, int threads, int group, int cluster) {
   return {Algorithm::kRing, pack, threads, group, cluster};
 }
 KernelConfig forced(Algorithm algorithm, int cluster = 0) { return {algorithm, 0, 0, 0, cluster}; }
+
+// Swin windows: 49 tokens (strips and keys padded inside the kernel), a bias and a mask with
+// fully masked rows, more problems than the grid's groups so that stages are refilled.
+AttentionRun windows(AttentionConfig config) {
+  AttentionCase c;
+  c.batch = 300;
+  c.heads = 3;
+  c.m = c.n = 49;
+  c.d = c.dv = 32;
+  c.bias = c.mask = true;
+  c.mask_dtype = DType::kBF16;
+  c.mask_windows = 4;
+  c.masked_fraction = 0.3;
+  c.masked_rows = 0.1;
+  return {c, config};
+}
+
+// 197 tokens over key blocks (online softmax), causal, bf16.
+AttentionRun long_causal(AttentionConfig config) {
+  AttentionCase c;
+  c.dtype = DType::kBF16;
+  c.batch = 40;
+  c.heads = 4;
+  c.m = c.n = 197;
+  c.d = c.dv = 64;
+  c.causal = true;
+  return {c, config};
+}
 
 // Ring shapes have more rows a cluster than the ring has slots (H100: 7 clusters of 16, 16 of 8,
 // 132 blocks of 1), so that chunks are reused.
@@ -98,6 +133,12 @@ const std::vector<Case>& cases() {
        {}, TopkCase{DType::kF32, 4, 128256, 50, TopkConfig{0, 0, 0, 0, TopkAlgorithm::kStream}}},
       {"topk-resident", "softmax + top-K, the row resident over a cluster of 2",
        {}, TopkCase{DType::kBF16, 8, 32000, 64, TopkConfig{0, 0, 0, 2, TopkAlgorithm::kResident}}},
+      {"attention-2stage", "attention, problem groups of 4 warps cycling two cp.async stages",
+       {}, {}, windows({4, 2, 2})},
+      {"attention-1stage", "attention, eight one-warp groups of one stage each",
+       {}, {}, windows({1, 8, 1})},
+      {"attention-online", "attention over key blocks with online softmax, causal",
+       {}, {}, long_causal({4, 2, 2})},
   };
   return all;
 }
@@ -114,6 +155,8 @@ std::string describe(const Case& c) {
     const RowCase& r = *c.row;
     text += std::string(to_string(r.op)) + " " + to_string(r.dtype) + " " + std::to_string(r.rows) + "x" +
             std::to_string(r.cols) + ", " + r.config.to_string();
+  } else if (c.attention) {
+    text += "attention " + kjit::test::describe(c.attention->shape) + ", " + c.attention->config.to_string();
   } else {
     const TopkCase& t = *c.topk;
     text += std::string("softmax_topk ") + to_string(t.dtype) + " " + std::to_string(t.rows) + "x" +
@@ -147,6 +190,14 @@ std::string run_topk_case(Runtime& rt, const TopkCase& c, int launches) {
   return batch.check(call, rows_to_check(c.rows, seed()));
 }
 
+std::string run_attention_case(Runtime& rt, const AttentionRun& c, int launches) {
+  AttentionBatch batch(c.shape, seed());
+  batch.poison(nullptr);
+  for (int i = 0; i < launches; ++i) rt.attention_with_config(batch.args(), c.config, nullptr);
+  synchronize(nullptr);
+  return batch.check();
+}
+
 int usage(const char* message) {
   std::fprintf(stderr, "kjit_sanitize_cases: %s\nusage: kjit_sanitize_cases --list | --describe [NAME] | NAME [--launches N]\n",
                message);
@@ -163,7 +214,9 @@ int run(const Case& c, int launches) {
   std::fflush(stdout);
   try {
     Runtime rt;
-    why = c.row ? run_row_case(rt, *c.row, launches) : run_topk_case(rt, *c.topk, launches);
+    why = c.row         ? run_row_case(rt, *c.row, launches)
+          : c.attention ? run_attention_case(rt, *c.attention, launches)
+                        : run_topk_case(rt, *c.topk, launches);
   } catch (const std::exception& error) {
     why = std::string("threw ") + error.what();
   }

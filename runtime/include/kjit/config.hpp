@@ -109,4 +109,22 @@ struct TopkConfig {
   static TopkConfig from_json(const std::string& text);
 };
 
+/// One point of the attention configuration space (one kernel, kjit::attention_tile). Zero
+/// fields mean "choose for me".
+struct AttentionConfig {
+  int warps = 0;     ///< warps a problem: they share its 16-row query strips
+  int problems = 0;  ///< problems a block holds at once, each with its own warps and buffers
+  int stages = 0;    ///< buffers a problem group cycles: 2 loads the next problem's K and V
+                     ///< while the current one computes, 1 does not
+
+  bool operator==(const AttentionConfig& other) const noexcept;
+  bool operator!=(const AttentionConfig& other) const noexcept { return !(*this == other); }
+  /// e.g. "attention warps=4 problems=2 stages=2".
+  std::string to_string() const;
+  /// Compact JSON object text, e.g. {"warps":4,"problems":2,"stages":2}.
+  std::string to_json() const;
+  /// Inverse of to_json; throws Error(kErrorInvalidArgument) on malformed text.
+  static AttentionConfig from_json(const std::string& text);
+};
+
 }  // namespace kjit

@@ -84,8 +84,10 @@ void kjit_runtime_destroy(kjit_runtime* rt);
  * launching nothing, so that later calls, those captured into a CUDA graph too, start at once.
  * With KJIT_TUNE_FIRST_USE it also tunes the call's class, as a first call would. `call` is a
  * JSON object that describes the call without buffers: {"op": "softmax", "dtype": "bf16",
- * "rows": 64, "cols": 4096}, with "out_dtype" for the row-wise ops and "k", "index_dtype" for
- * softmax_topk; buffers are taken as contiguous and 16-byte aligned, as allocators give them. */
+ * "rows": 64, "cols": 4096}, with "out_dtype" for the row-wise ops, "k", "index_dtype" for
+ * softmax_topk, and {"op": "attention", "dtype", "batch", "heads", "m", "n", "d", "dv",
+ * "bias_dtype", "mask_dtype" ("none" or a dtype), "mask_windows", "causal"} for attention;
+ * buffers are taken as contiguous and 16-byte aligned, as allocators give them. */
 kjit_status kjit_prepare(kjit_runtime* rt, const char* call);
 /* kjit_prepare, then what was chosen as a JSON object (kernel, config, arch, registers, shared
  * memory, spills, cubin size, compile time) written into `report`, truncated to `capacity` bytes
@@ -144,6 +146,35 @@ kjit_status kjit_softmax_topk(kjit_runtime* rt, const void* logits, int64_t row_
                               int64_t rows, int64_t cols, kjit_dtype in_dtype, int32_t k,
                               const int32_t* k_per_row, float temperature, uint32_t flags,
                               float* probs_out, void* idx_out, kjit_dtype idx_dtype, void* stream);
+
+/* Batched attention over many small problems (batch x heads of them), one call:
+ *   O[b,h] = softmax(Q[b,h] K[b,h]^T * scale + bias[h] + mask[b % mask_windows]) V[b,h]
+ * with Q [m, d], K [n, d], V [n, dv], O [m, dv] per problem; the softmax runs in fp32, and with
+ * `causal` key j > query i is masked. A row with every key masked (-inf) gives zeros, not NaN.
+ * m, n in 1..256; d, dv in 16, 32, 64 or 128; q, k, v, o of `dtype` (KJIT_F16 or KJIT_BF16);
+ * bias [heads, m, n] and mask [mask_windows, m, n] additive, of f32, f16 or bf16, each may be
+ * NULL. Strides are in elements (batch, head, row; the last dimension is contiguous), so
+ * [B, H, N, D] and [B, N, H, D] layouts both work; q, k, v and o must start on 16 bytes and
+ * have strides that are multiples of 8 elements. o must not overlap an input. */
+typedef struct kjit_attention_args {
+  size_t struct_size; /* sizeof(kjit_attention_args) of the caller; lets the struct grow */
+  const void* q;
+  const void* k;
+  const void* v;
+  void* o;
+  const void* bias; /* [heads, m, n] additive, shared by the batch; may be NULL */
+  const void* mask; /* [mask_windows, m, n] additive, problem b uses b % mask_windows; may be NULL */
+  int64_t batch, heads, m, n, d, dv, mask_windows;
+  int64_t q_strides[3], k_strides[3], v_strides[3], o_strides[3]; /* elements: batch, head, row; the last dim is contiguous */
+  int64_t bias_strides[2], mask_strides[2];                       /* elements: head (window), row */
+  kjit_dtype dtype, bias_dtype, mask_dtype; /* dtype f16 or bf16; bias/mask f32, f16 or bf16 */
+  float scale;
+  int causal;
+} kjit_attention_args;
+
+/* Runs the attention `args` describes on `stream` (a CUstream; NULL: the default stream).
+ * args->struct_size must be at least sizeof(kjit_attention_args) as this header declares it. */
+kjit_status kjit_attention(kjit_runtime* rt, const kjit_attention_args* args, void* stream);
 
 /* The message of this thread's last failed call ("" if none). Valid until the next kjit call. */
 const char* kjit_last_error(void);

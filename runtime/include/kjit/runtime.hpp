@@ -34,6 +34,7 @@ struct KernelReportOf : KernelReportBase {
 };
 using KernelReport = KernelReportOf<KernelConfig>;
 using TopkKernelReport = KernelReportOf<TopkConfig>;
+using AttentionKernelReport = KernelReportOf<AttentionConfig>;
 
 /// The entry point of kjit: owns the compiled kernels of every device context it has served.
 /// Thread-safe; one Runtime per process is the intended use. GPU calls run in the calling
@@ -66,6 +67,17 @@ class Runtime {
   /// without launching anything.
   TopkKernelReport explain_topk(const TopkArgs& args, const TopkConfig* config = nullptr);
 
+  /// Batched attention (see AttentionArgs): every problem of the batch in one launch.
+  void attention(const AttentionArgs& args, void* stream = nullptr);
+  /// attention with the given config (zero fields are filled in) instead of the dispatcher's
+  /// choice. Throws Error(kErrorInvalidConfig) when the config cannot run this problem.
+  void attention_with_config(const AttentionArgs& args, const AttentionConfig& config,
+                             void* stream = nullptr);
+  /// The kernel attention would use (or `config`'s, when given), compiled and loaded without
+  /// launching anything.
+  AttentionKernelReport explain_attention(const AttentionArgs& args,
+                                          const AttentionConfig* config = nullptr);
+
   /// Runs `op` with the given config instead of the dispatcher's choice (zero fields are
   /// filled in). Throws Error(kErrorInvalidConfig) when the config cannot run this problem.
   void run_with_config(RowOp op, const RowwiseArgs& args, float* scale_out,
@@ -91,10 +103,17 @@ class Runtime {
                                    const TuneOptions<TopkConfig>& options = {},
                                    void* stream = nullptr);
 
+  /// Tunes attention for contiguous [batch, heads, tokens, dim] tensors of this call's shape,
+  /// dtypes, bias and mask kinds and causality (its pointers and strides are not used).
+  TuneReport<AttentionConfig> tune_attention(const AttentionArgs& args,
+                                             const TuneOptions<AttentionConfig>& options = {},
+                                             void* stream = nullptr);
+
   /// Stores a tuning result as the record that calls of its problem class use from now on (with
   /// KJIT_TUNE=cached or first-use), in this process and on disk. False when the disk refused it.
   bool record_tuning(const TuneReport<KernelConfig>& report);
   bool record_tuning(const TuneReport<TopkConfig>& report);
+  bool record_tuning(const TuneReport<AttentionConfig>& report);
 
  private:
   friend struct RuntimeAccess;  // kjit's own tools reach the dispatcher (runtime/runtime_access.h)

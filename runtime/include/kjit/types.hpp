@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -61,6 +62,31 @@ struct TopkArgs {
   void* idx_out = nullptr;        ///< [rows, k] of idx_dtype
   DType idx_dtype = DType::kI64;  ///< i32 or i64
 };
+
+/// Batched attention over batch x heads small problems (kjit_attention_args in kjit.h):
+/// O[b,h] = softmax(Q[b,h] K[b,h]^T * scale + bias[h] + mask[b % mask_windows]) V[b,h], the
+/// softmax in fp32; with `causal`, key j > query i is masked. A row whose keys are all masked
+/// (-inf) gives zeros, not NaN. Strides are in elements (batch, head, row; the last dimension
+/// is contiguous): q, k, v and o start on 16 bytes and their strides are multiples of 8.
+struct AttentionArgs {
+  const void* q = nullptr;     ///< [m, d] a problem
+  const void* k = nullptr;     ///< [n, d]
+  const void* v = nullptr;     ///< [n, dv]
+  void* o = nullptr;           ///< [m, dv]; overlaps no input
+  const void* bias = nullptr;  ///< [heads, m, n] additive, shared by the batch; may be null
+  const void* mask = nullptr;  ///< [mask_windows, m, n] additive, problem b uses b % mask_windows; may be null
+  std::int64_t batch = 0, heads = 1, m = 0, n = 0, d = 0, dv = 0, mask_windows = 1;
+  std::array<std::int64_t, 3> q_strides{}, k_strides{}, v_strides{}, o_strides{};  ///< batch, head, row
+  std::array<std::int64_t, 2> bias_strides{}, mask_strides{};  ///< head (window), row
+  DType dtype = DType::kF16;       ///< f16 or bf16: q, k, v and o
+  DType bias_dtype = DType::kF32;  ///< f32, f16 or bf16
+  DType mask_dtype = DType::kF32;  ///< f32, f16 or bf16
+  float scale = 1.0f;              ///< finite
+  bool causal = false;
+};
+
+/// Sizes attention accepts: m and n in 1..kMaxAttentionTokens; d and dv 16, 32, 64 or 128.
+constexpr std::int64_t kMaxAttentionTokens = 256;
 
 /// Largest k softmax_topk accepts.
 constexpr std::int32_t kMaxTopK = 4096;

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+// Properties of attention's pick and candidates over the shapes the op accepts, on the nominal
+// sm_80 and sm_90 devices: the pick can run (it fits the shared memory and register file), it
+// is complete and the first candidate; every candidate can run and appears once; the kernel
+// specs name the specialization; call descriptions round-trip through the tools' JSON.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "kernel_sources/attention_shape.cuh"
+#include "runtime/driver/nominal_device.h"
+#include "runtime/ops/attention/attention_family.h"
+#include "runtime/ops/attention/attention_heuristics.h"
+#include "runtime/ops/attention/attention_kernels.h"
+
+using namespace kjit;
+
+namespace {
+
+const int kTokens[] = {1, 7, 16, 49, 64, 100, 128, 197, 256};
+const int kDims[] = {16, 32, 64, 128};
+
+AttentionProblem problem_of(int m, int n, int d, int dv, std::int64_t rows, bool causal = false) {
+  AttentionProblem p;
+  p.dtype = (m + d) % 2 ? DType::kF16 : DType::kBF16;
+  p.m = m;
+  p.n = n;
+  p.d = d;
+  p.dv = dv;
+  p.batch = rows;
+  p.heads = 1;
+  p.rows = rows;
+  p.causal = causal;
+  p.bias_kind = (m + n) % 4;
+  p.mask_kind = (n + d) % 4;
+  return p;
+}
+
+std::vector<AttentionProblem> grid() {
+  std::vector<AttentionProblem> problems;
+  for (int m : kTokens)
+    for (int n : kTokens)
+      for (int d : kDims)
+        for (int dv : kDims)
+          for (std::int64_t rows : {std::int64_t{1}, std::int64_t{31}, std::int64_t{4096}, std::int64_t{1} << 20})
+            problems.push_back(problem_of(m, n, d, dv, rows, (m + n + rows) % 3 == 0));
+  return problems;
+}
+
+std::string describe(const AttentionProblem& p) { return AttentionFamily::describe(p).dump(); }
+
+}  // namespace
+
+TEST_CASE("the pick can run every shape on sm_80 and sm_90, and leads the candidates") {
+  for (int arch : {80, 90}) {
+    const DeviceProps device = nominal_device(arch);
+    int checked = 0;
+    for (const AttentionProblem& problem : grid()) {
+      const AttentionProblem planned = planned_attention(problem);
+      const AttentionConfig pick = choose_attention_config(planned, device);
+      CAPTURE(arch);
+      CAPTURE(describe(problem));
+      CAPTURE(pick.to_string());
+      REQUIRE(why_not_attention(planned, device, pick) == "");
+      CHECK(complete_attention_config(planned, device, pick) == pick);
+      CHECK(attention_smem_bytes(planned, pick) <= device.max_smem_per_block);
+      CHECK(pick.warps * pick.problems <= kAttentionMostBlockWarps);
+      const std::vector<AttentionConfig> candidates = attention_candidates(planned, device);
+      REQUIRE(!candidates.empty());
+      CHECK(candidates.front() == pick);
+      CHECK(candidates.size() <= static_cast<std::size_t>(kMostAttentionCandidates));
+      for (std::size_t i = 0; i < candidates.size(); ++i) {
+        CHECK(why_not_attention(planned, device, candidates[i]) == "");
+        CHECK(std::count(candidates.begin(), candidates.end(), candidates[i]) == 1);
+      }
+      ++checked;
+    }
+    MESSAGE(checked << " shapes on sm_" << arch);
+  }
+}
+
+TEST_CASE("small problems get a warp each and several problems a block; large ones more warps") {
+  const DeviceProps h100 = nominal_device(90);
+  const AttentionConfig tiles = choose_attention_config(problem_of(16, 16, 16, 16, 65536), h100);
+  CHECK(tiles.warps == 1);
+  CHECK(tiles.problems == 8);
+  CHECK(tiles.stages == 2);
+  const AttentionConfig windows = choose_attention_config(problem_of(49, 49, 32, 32, 16384), h100);
+  CHECK(windows.warps == 4);
+  CHECK(windows.problems == 2);
+  // Few problems: fewer a block, so that the blocks still cover the SMs.
+  CHECK(choose_attention_config(problem_of(16, 16, 16, 16, 64), h100).problems == 1);
+}
+
+TEST_CASE("the candidates cover one and two stages and several block sizes") {
+  const DeviceProps h100 = nominal_device(90);
+  const std::vector<AttentionConfig> candidates = attention_candidates(problem_of(64, 64, 64, 64, 16384), h100);
+  CHECK(candidates.size() >= 8);
+  CHECK(std::any_of(candidates.begin(), candidates.end(), [](const AttentionConfig& c) { return c.stages == 1; }));
+  CHECK(std::any_of(candidates.begin(), candidates.end(), [](const AttentionConfig& c) { return c.stages == 2; }));
+  CHECK(std::any_of(candidates.begin(), candidates.end(), [](const AttentionConfig& c) { return c.warps == 1; }));
+  CHECK(std::any_of(candidates.begin(), candidates.end(), [](const AttentionConfig& c) { return c.warps == 4; }));
+}
+
+TEST_CASE("configs that cannot run are refused with the reason") {
+  const DeviceProps a100 = nominal_device(80);
+  const AttentionProblem one_strip = problem_of(16, 16, 16, 16, 100);
+  CHECK(why_not_attention(one_strip, a100, {2, 1, 1}).find("query strips") != std::string::npos);
+  CHECK(why_not_attention(one_strip, a100, {3, 1, 1}).find("warps") != std::string::npos);
+  CHECK(why_not_attention(one_strip, a100, {1, 0, 1}).find("problems") != std::string::npos);
+  CHECK(why_not_attention(one_strip, a100, {1, 9, 1}).find("problems") != std::string::npos);
+  CHECK(why_not_attention(one_strip, a100, {1, 1, 3}).find("stages") != std::string::npos);
+  const AttentionProblem large = problem_of(256, 256, 128, 128, 100);
+  CHECK(why_not_attention(large, a100, {4, 4, 1}).find("warps x problems") != std::string::npos);
+  CHECK(why_not_attention(large, a100, {4, 1, 2}).find("shared memory") != std::string::npos);
+  DeviceProps turing = a100;
+  turing.arch = 75;
+  CHECK(why_not_attention(large, turing, {1, 1, 1}).find("sm_80") != std::string::npos);
+}
+
+TEST_CASE("the kernel spec names every specialization argument; the launch covers the block") {
+  AttentionProblem p = problem_of(49, 100, 32, 64, 1000, true);
+  p.dtype = DType::kBF16;
+  p.bias_kind = kAddendF16;
+  p.mask_kind = kAddendNone;
+  const AttentionConfig c{4, 2, 2};
+  const KernelSpec spec = attention_kernel_spec(p, c);
+  CHECK(spec.header == "attention_tile.cuh");
+  CHECK(spec.name_expression == "kjit::attention_tile<kjit::bf16, 49, 100, 32, 64, 2, 0, true, 4, 2, 2>");
+  const LaunchShape shape = attention_launch_shape(p, c, 132);
+  CHECK(shape.block == 256);
+  // Two stages, each K and V (112 padded keys) and Q (64 padded rows).
+  CHECK(shape.dynamic_smem == 2 * 2 * (112 * (40 + 72) * 2 + 64 * 40 * 2));
+  CHECK(attention_launch_shape(p, {4, 2, 1}, 132).dynamic_smem == 2 * 112 * (40 + 72) * 2);
+  CHECK(shape.persistent);
+  LaunchShape resident = shape;
+  resident.max_clusters = 264;
+  CHECK(attention_grid(resident, 1000) == 250);   // one round: a block a pair of problems
+  CHECK(attention_grid(resident, 1001) == 251);
+  CHECK(attention_grid(resident, 600) == 150);
+  CHECK(attention_grid(resident, 100000) <= 264);  // rounds over resident blocks
+  CHECK(attention_grid(resident, 1) == 1);
+}
+
+TEST_CASE("call descriptions round-trip, and the tools' JSON names bad fields") {
+  const nlohmann::json call = {{"op", "attention"}, {"dtype", "bf16"},   {"batch", 4096}, {"heads", 4},
+                               {"m", 49},          {"n", 49},           {"d", 32},       {"bias_dtype", "f32"},
+                               {"mask_dtype", "f16"}, {"mask_windows", 64}, {"causal", false}};
+  const AttentionProblem p = AttentionFamily::problem_from_json(call);
+  CHECK(p.rows == 4096 * 4);
+  CHECK(p.dv == 32);
+  CHECK(p.bias_kind == kAddendF32);
+  CHECK(p.mask_kind == kAddendF16);
+  CHECK(p.mask_windows == 64);
+  const AttentionProblem again = AttentionFamily::problem_from_json(AttentionFamily::describe(p));
+  CHECK(key_of(again) == key_of(p));
+  CHECK(again.batch == p.batch);
+  CHECK(again.heads == p.heads);
+  CHECK(again.mask_windows == p.mask_windows);
+  CHECK(AttentionFamily::problem_from_json({{"op", "attention"}, {"m", 7}, {"n", 9}, {"d", 16}, {"causal", 1}}).causal);
+  const auto message = [](const nlohmann::json& bad) {
+    try {
+      AttentionFamily::problem_from_json(bad);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(message({{"op", "attention"}, {"n", 9}, {"d", 16}}).find("m") == 0);
+  CHECK(message({{"op", "attention"}, {"m", 9}, {"n", 9}, {"d", 24}}).find("d ") == 0);
+  CHECK(message({{"op", "attention"}, {"m", 9}, {"n", 9}, {"d", 16}, {"bias_dtype", "i8"}}) != "");
+  CHECK(message({{"op", "attention"}, {"m", 9}, {"n", 9}, {"d", 16}, {"causal", "yes"}}).find("causal") == 0);
+  CHECK(message({{"op", "attention"}, {"m", 9}, {"n", 9}, {"d", 16}, {"batch", 0}}).find("batch") == 0);
+  CHECK(message({{"op", "attention"}, {"m", 9}, {"n", 9}, {"d", 16}, {"heads", 1 << 30}, {"batch", 1 << 30}})
+            .find("batch") == 0);
+  CHECK_THROWS_AS(AttentionFamily::partial_config("stream"), Error);
+  CHECK(AttentionFamily::partial_config("tile") == AttentionConfig{});
+}
+
+TEST_CASE("attention configs round-trip through their JSON") {
+  const AttentionConfig c{4, 2, 1};
+  CHECK(AttentionConfig::from_json(c.to_json()) == c);
+  CHECK(c.to_string() == "attention warps=4 problems=2 stages=1");
+  CHECK_THROWS_AS(AttentionConfig::from_json("{\"warps\":4}"), Error);
+  CHECK_THROWS_AS(AttentionConfig::from_json("{\"warps\":-1,\"problems\":1,\"stages\":1}"), Error);
+}
