@@ -3,7 +3,7 @@
 # The CPU suites, the cache suite and the install-and-link test built and run under
 # AddressSanitizer and UndefinedBehaviorSanitizer (CMakePresets.json, preset "sanitize", clang),
 # then each fuzzer for FUZZ_SECONDS seconds (default 20). Every target is built, so a new suite
-# cannot be left out; the two suites that compile hundreds of kernels are not run: NVRTC is not
+# cannot be left out; the suites that compile hundreds of kernels are not run: NVRTC is not
 # instrumented, so they would add minutes and no coverage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
