@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """kjit: JIT-compiled GPU kernels for the softmax family (softmax, log_softmax, reduce_scale,
-fused softmax + top-K) on any CUDA array that speaks DLPack, and as torch ops (kjit.torch).
+fused softmax + top-K) and batched small-tile attention on any CUDA array that speaks DLPack,
+and as torch ops (kjit.torch).
 
     import kjit
     probs = kjit.softmax(x)                     # x: a torch, CuPy or JAX CUDA array
     p, idx = kjit.softmax_topk(logits, k=50, temperature=0.8)
+    o = kjit.attention(q, k, v, bias=rel_pos_bias, mask=shift_mask)
     import kjit.torch                           # torch.ops.kjit.*, torch.compile, CUDA graphs
 
 Without a GPU the tools still work: kjit.explain / compile / precompile (name an arch),
@@ -25,7 +27,8 @@ version = _kjit.version
 
 __all__ = [
     "Runtime", "default_runtime", "softmax", "log_softmax", "reduce_scale", "softmax_topk",
-    "explain", "compile", "precompile", "info", "cache", "version", "forward_to_python",
+    "attention", "explain", "compile", "precompile", "info", "cache", "version",
+    "forward_to_python",
     "Error", "InvalidArgumentError", "InvalidConfigError", "NoDriverError", "CompileError",
     "CacheError", "NotFoundError", "OutOfResourcesError",
 ]
@@ -49,6 +52,12 @@ def reduce_scale(x, out=None, *, out_dtype=None, scale=None, stream=None):
 def softmax_topk(logits, k, **options):
     """Runtime.softmax_topk on the default runtime."""
     return default_runtime().softmax_topk(logits, k, **options)
+
+
+def attention(q, k, v, *, bias=None, mask=None, scale=None, causal=False, out=None, stream=None):
+    """Runtime.attention on the default runtime."""
+    return default_runtime().attention(q, k, v, bias=bias, mask=mask, scale=scale, causal=causal,
+                                       out=out, stream=stream)
 
 
 def __getattr__(name):

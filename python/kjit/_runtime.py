@@ -57,18 +57,31 @@ class Runtime:
         return self._native._softmax_topk(logits, k, temperature, k_per_row, logprobs, renorm,
                                           index_dtype, probs, indices, stream)
 
-    def prepare(self, op, *, cols, rows=1, dtype="f32", out_dtype=None, index_dtype=None, k=None,
-                device=None, **fields) -> dict:
+    def attention(self, q, k, v, *, bias=None, mask=None, scale=None, causal=False, out=None,
+                  stream=None):
+        """out = softmax(q k^T * scale + bias[h] + mask[b % W], causal) v for every batch entry
+        b and head h in one launch. q [B, H, M, D], k [B, H, N, D], v [B, H, N, Dv] (or 3-d
+        [P, M, D], ..., one head each), float16 or bfloat16 alike, at any batch, head and row
+        strides with a contiguous last dimension (a [B, N, H, D] buffer as a permuted view
+        works); M and N 1..256, D and Dv 16, 32, 64 or 128. ``bias`` [H, M, N] and ``mask``
+        [W, M, N] (problem b uses mask[b % W]) are additive, float32, float16 or bfloat16.
+        ``scale`` defaults to 1/sqrt(D); ``causal`` masks key j > query i. A row whose keys are
+        all masked (-inf) gives zeros. Returns ``out`` (q's shape with Dv last; allocated
+        contiguous through q's framework when not given)."""
+        return self._native._attention(q, k, v, bias, mask, scale, causal, out, stream)
+
+    def prepare(self, op, *, cols=None, rows=None, dtype=None, out_dtype=None, index_dtype=None,
+                k=None, device=None, **fields) -> dict:
         """Compiles (or finds in the caches) and loads the kernel a call needs on ``device``
         (an index, default 0), launching nothing, so that the call (inside a CUDA graph
         capture too) starts at once. Returns what was chosen: kernel, config, arch, registers,
-        shared memory, spills, compile time."""
+        shared memory, spills, compile time. The call is given as kjit.explain takes it."""
         call = call_json(op, rows=rows, cols=cols, dtype=dtype, out_dtype=out_dtype,
                          index_dtype=index_dtype, k=k, **fields)
         return json.loads(self._native._prepare(call, _device(device)))
 
-    def tune(self, op, *, cols, rows=1, dtype="f32", out_dtype=None, index_dtype=None, k=None,
-             device=None, save=False, reuse_record=True, **fields) -> dict:
+    def tune(self, op, *, cols=None, rows=None, dtype=None, out_dtype=None, index_dtype=None,
+             k=None, device=None, save=False, reuse_record=True, **fields) -> dict:
         """Tunes the call's class on ``device`` now: every candidate config compiled, checked
         against the reference kernel and timed. Returns every candidate (the winner marked);
         ``save`` stores the winner as the class's tuning record (used from then on, in this

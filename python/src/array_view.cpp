@@ -109,8 +109,8 @@ std::string ArrayView::shape_text() const {
   return text + (shape.size() == 1 ? ",)" : ")");
 }
 
-ArrayView view_rows(nb::handle object, const char* name, bool writable,
-                    std::initializer_list<DType> allowed) {
+ArrayView view_array(nb::handle object, const char* name, bool writable,
+                     std::initializer_list<DType> allowed) {
   ArrayView view;
   view.name = name;
   view.array = import_array(object, name, writable);
@@ -121,14 +121,22 @@ ArrayView view_rows(nb::handle object, const char* name, bool writable,
     reject(name, "dtype " + (known ? std::string(framework_dtype_name(view.dtype))
                                    : dlpack_dtype_text(array.dtype())) +
                      " is not supported; expected " + names);
-  if (array.ndim() == 0) reject(name, "a 0-d array has no rows; give it at least one dimension");
-  for (std::size_t i = 0; i < array.ndim(); ++i)
+  for (std::size_t i = 0; i < array.ndim(); ++i) {
     view.shape.push_back(static_cast<std::int64_t>(array.shape(i)));
-  if (view.shape.back() == 0) reject(name, "the last dimension is empty (0 columns)");
-  fill_rows(view, array);
+    view.strides.push_back(static_cast<std::int64_t>(array.stride(i)));
+  }
   view.data = const_cast<void*>(static_cast<const void*>(array.data()));
   view.device_type = array.device_type();
   view.device_id = array.device_id();
+  return view;
+}
+
+ArrayView view_rows(nb::handle object, const char* name, bool writable,
+                    std::initializer_list<DType> allowed) {
+  ArrayView view = view_array(object, name, writable, allowed);
+  if (view.shape.empty()) reject(name, "a 0-d array has no rows; give it at least one dimension");
+  if (view.shape.back() == 0) reject(name, "the last dimension is empty (0 columns)");
+  fill_rows(view, view.array);
   return view;
 }
 

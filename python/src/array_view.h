@@ -22,6 +22,7 @@ struct ArrayView {
   void* data = nullptr;
   DType dtype = DType::kF32;
   std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> strides;  ///< in elements, one per dimension
   std::int64_t rows = 0;        ///< product of every dimension but the last (1 for a 1-d array)
   std::int64_t cols = 0;        ///< the last dimension
   std::int64_t row_stride = 0;  ///< elements between rows
@@ -35,6 +36,10 @@ struct ArrayView {
   std::string shape_text() const;
 };
 
+/// Reads `object` as an array of one of the `allowed` dtypes, any shape and strides (rows, cols
+/// and row_stride left unset). `writable` as for view_rows; the device is not looked at.
+ArrayView view_array(nanobind::handle object, const char* name, bool writable,
+                     std::initializer_list<DType> allowed);
 /// Reads `object` as rows of one of the `allowed` dtypes. `writable`: an output, refused when its
 /// producer marks it read-only. Does not look at the device (require_cuda does), so that every
 /// other argument error shows on any machine.

@@ -72,6 +72,7 @@ void bind_runtime(nb::module_& m) {
   runtime.def("_tune", &tune, nb::arg("call"), nb::arg("device"), nb::arg("save"),
               nb::arg("reuse_record"));
   bind_array_ops(runtime);
+  bind_attention_op(runtime);
   m.def("default_runtime", &default_runtime, nb::rv_policy::reference,
         "The process's runtime, options from the environment, made on first use.");
 }

@@ -34,5 +34,7 @@ nanobind::dict options_dict(const RuntimeOptions& options);
 void bind_runtime(nanobind::module_& m);
 /// Adds the array ops to the Runtime class (array_ops.cpp).
 void bind_array_ops(nanobind::class_<PyRuntime>& runtime);
+/// Adds _attention to the Runtime class (attention_op.cpp).
+void bind_attention_op(nanobind::class_<PyRuntime>& runtime);
 
 }  // namespace kjit::python

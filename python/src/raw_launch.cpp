@@ -6,6 +6,9 @@
 
 #include "kjit/error.hpp"
 
+#include <nanobind/stl/array.h>
+
+#include "python/src/attention_call.h"
 #include "python/src/device_scope.h"
 #include "python/src/log_forwarding.h"
 #include "python/src/py_runtime.h"
@@ -80,6 +83,45 @@ void launch_topk(std::uintptr_t logits, std::int64_t row_stride, std::int64_t ro
            indices, index_dtype, stream, device);
 }
 
+/// sizes: batch, heads, m, n, d, dv, mask_windows; strides: q, k, v, o (batch, head, row), then
+/// bias and mask (head or window, row); dtypes: q's, bias's, mask's. Pointers 0: no bias, mask.
+void launch_attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::uintptr_t o,
+                      std::uintptr_t bias, std::uintptr_t mask,
+                      const std::array<std::int64_t, 7>& sizes,
+                      const std::array<std::int64_t, 16>& strides,
+                      const std::array<int, 3>& dtypes, double scale, bool causal,
+                      std::uintptr_t stream, int device) {
+  LogFlush flush;
+  AttentionArgs args;
+  args.q = pointer<const void>(q);
+  args.k = pointer<const void>(k);
+  args.v = pointer<const void>(v);
+  args.o = pointer<void>(o);
+  args.bias = pointer<const void>(bias);
+  args.mask = pointer<const void>(mask);
+  args.batch = sizes[0];
+  args.heads = sizes[1];
+  args.m = sizes[2];
+  args.n = sizes[3];
+  args.d = sizes[4];
+  args.dv = sizes[5];
+  args.mask_windows = sizes[6];
+  for (int i = 0; i < 3; ++i) {
+    args.q_strides[i] = strides[i];
+    args.k_strides[i] = strides[3 + i];
+    args.v_strides[i] = strides[6 + i];
+    args.o_strides[i] = strides[9 + i];
+  }
+  args.bias_strides = {strides[12], strides[13]};
+  args.mask_strides = {strides[14], strides[15]};
+  args.dtype = static_cast<DType>(dtypes[0]);
+  args.bias_dtype = static_cast<DType>(dtypes[1]);
+  args.mask_dtype = static_cast<DType>(dtypes[2]);
+  args.scale = static_cast<float>(scale);
+  args.causal = causal;
+  run_attention(*default_runtime().runtime, args, pointer<void>(stream), device);
+}
+
 }  // namespace
 
 void bind_raw_launch(nb::module_& m) {
@@ -89,6 +131,10 @@ void bind_raw_launch(nb::module_& m) {
   m.def("_launch_topk", &launch_topk,
         "logits, row_stride, rows, cols, in_dtype, k, k_per_row (0: none), temperature, flags, "
         "probs, indices, index_dtype, stream, device");
+  m.def("_launch_attention", &launch_attention,
+        "q, k, v, o, bias (0: none), mask (0: none), (batch, heads, m, n, d, dv, mask_windows), "
+        "16 strides (q, k, v, o: batch, head, row; bias, mask: head or window, row), "
+        "(dtype, bias_dtype, mask_dtype), scale, causal, stream, device");
 }
 
 }  // namespace kjit::python

@@ -27,7 +27,7 @@ void launch_rowwise_raw(int op, std::uintptr_t in, std::int64_t in_stride, std::
                         int in_dtype, int out_dtype, std::uintptr_t scale, std::uintptr_t stream,
                         int device);
 
-/// Adds _launch_rowwise and _launch_topk (kjit/torch uses them).
+/// Adds _launch_rowwise, _launch_topk and _launch_attention (kjit/torch uses them).
 void bind_raw_launch(nanobind::module_& m);
 
 }  // namespace kjit::python
