@@ -54,7 +54,9 @@ Operand operand(nb::handle object, const char* name, bool writable, std::size_t 
   t.rows = v.shape[ndim - 2];
   t.cols = v.shape[ndim - 1];
   t.strides = {v.strides[0], heads ? v.strides[1] : 0, v.strides[ndim - 2]};
-  if (t.cols > 1 && v.strides[ndim - 1] != 1)
+  bool empty = false;  // an empty array's strides say nothing (exporters give 0 or anything)
+  for (std::int64_t extent : v.shape) empty = empty || extent == 0;
+  if (!empty && t.cols > 1 && v.strides[ndim - 1] != 1)
     reject(name, "the last dimension must be contiguous (stride 1), but its stride is " +
                      std::to_string(v.strides[ndim - 1]));
   return t;
