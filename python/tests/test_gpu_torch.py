@@ -25,6 +25,7 @@ def opcheck_samples():
     x = randn(8, 300)
     xb = randn(2, 3, 4096, dtype=torch.bfloat16)
     k_per_row = torch.tensor([1, 3, 5, 0, 8, 2, 4, 6], dtype=torch.int32, device="cuda")
+    q = randn(3, 2, 16, 32, dtype=torch.float16)
     ops = torch.ops.kjit
     return [
         (ops.softmax.default, (randn(8, 300),), {}),
@@ -40,10 +41,12 @@ def opcheck_samples():
         (ops.softmax_topk_out.default,
          (x, 4, 1.0, None, False, True, torch.empty(8, 4, device="cuda"),
           torch.empty(8, 4, dtype=torch.int64, device="cuda")), {}),
+        (ops.attention.default, (q, q, q), {"bias": randn(2, 16, 16), "causal": True}),
+        (ops.attention_out.default, (q, q, q, None, None, 0.5, False, torch.empty_like(q)), {}),
     ]
 
 
-OPCHECK_SAMPLES = 11  # len(opcheck_samples()), known before any tensor is made
+OPCHECK_SAMPLES = 13  # len(opcheck_samples()), known before any tensor is made
 
 
 @pytest.mark.parametrize("sample", range(OPCHECK_SAMPLES))

@@ -30,6 +30,7 @@ import kjit, kjit.torch
 cuda = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
 ops = torch.ops.kjit
 f32 = lambda *shape: torch.zeros(*shape)
+half = lambda *shape: torch.zeros(*shape, dtype=torch.float16)
 calls = {
     "softmax": (ops.softmax, (torch.zeros(2, 8, dtype=torch.int32),)),
     "log_softmax": (ops.log_softmax, (f32(2, 8), torch.int64)),
@@ -40,6 +41,9 @@ calls = {
     "softmax_topk": (ops.softmax_topk, (f32(2, 8), 9)),
     "softmax_topk_out": (ops.softmax_topk_out, (f32(2, 8), 4, 1.0, None, False, False, f32(2, 3),
                                                 torch.zeros(2, 4, dtype=torch.int64))),
+    "attention": (ops.attention, (f32(2, 4, 16, 32), f32(2, 4, 16, 32), f32(2, 4, 16, 32))),
+    "attention_out": (ops.attention_out, (half(2, 16, 32), half(2, 16, 32), half(2, 16, 32), None,
+                                          None, None, False, half(2, 16, 16))),
 }
 errors = {}
 for name, (op, args) in calls.items():
@@ -61,6 +65,8 @@ EXPECTED = {
     "reduce_scale_out": "scale: dtype float64 is not supported",
     "softmax_topk": "k: 9 is larger than the last dimension of logits (8)",
     "softmax_topk_out": "probs: shape (2, 3) does not match (2, 4)",
+    "attention": "q: dtype float32 is not supported",
+    "attention_out": "out: shape (2, 16, 16) does not match (2, 16, 32)",
 }
 
 
@@ -87,7 +93,11 @@ def test_the_dispatcher_holds_the_kernels_native_ops_names():
         table = torch._C._dispatch_dump(f"kjit::{name}")
         cuda = [line for line in table.splitlines() if line.startswith("CUDA:")]
         assert len(cuda) == 1, table
-        assert ("module.cpp" in cuda[0]) is kjit.torch.native_ops, cuda[0]
+        assert ("module.cpp" in cuda[0]) is (name in kjit.torch._library.NATIVE_OPS), cuda[0]
+    # Every op has C++ kernels where they are built, but attention (Python kernels only).
+    python_only = {"attention", "attention_out"}
+    expected = set(kjit.torch._library.SCHEMAS) - python_only if kjit.torch.native_ops else set()
+    assert set(kjit.torch._library.NATIVE_OPS) == expected
 
 
 @pytest.mark.parametrize("native", ["1", "0"])

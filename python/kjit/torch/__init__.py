@@ -6,8 +6,10 @@
     torch.ops.kjit.reduce_scale(x, out_dtype=None) -> (out, scale)
     torch.ops.kjit.softmax_topk(logits, k, temperature=1.0, k_per_row=None, logprobs=False,
                                 renorm=False, index_dtype=None) -> (probs, indices)
+    torch.ops.kjit.attention(q, k, v, bias=None, mask=None, scale=None, causal=False) -> Tensor
     and softmax_out(x, out), log_softmax_out, reduce_scale_out(x, out, scale=None),
-    softmax_topk_out(logits, k, temperature, k_per_row, logprobs, renorm, probs, indices).
+    softmax_topk_out(logits, k, temperature, k_per_row, logprobs, renorm, probs, indices),
+    attention_out(q, k, v, bias, mask, scale, causal, out).
 
 They run on CUDA tensors, on torch's current stream, in the tensor's device, through the
 default runtime; torch.compile(fullgraph=True) traces them (fake kernels allocate what the
@@ -18,15 +20,15 @@ differentiable.
 native_ops is True where the CUDA kernels are kjit._torch_ops's C++ ones (torch's dispatcher
 calls the launch with no Python in between), False where they are Python kernels (that module
 was not built, KJIT_TORCH_NATIVE=0, or it failed to load: native_ops_reason says which). Both
-give the same results and raise the same errors."""
+give the same results and raise the same errors. attention has Python kernels only."""
 import torch
 
 from . import _library  # noqa: F401  (registration happens at import)
 from ._autograd import LogSoftmax, Softmax, wants_grad  # noqa: E402  (after _library: it uses the ops)
 from ._warmup import warmup
 
-__all__ = ["softmax", "log_softmax", "reduce_scale", "softmax_topk", "warmup", "native_ops",
-           "native_ops_reason"]
+__all__ = ["softmax", "log_softmax", "reduce_scale", "softmax_topk", "attention", "warmup",
+           "native_ops", "native_ops_reason"]
 
 _ops = torch.ops.kjit
 native_ops: bool = bool(_library.NATIVE_OPS)
@@ -71,3 +73,12 @@ def softmax_topk(logits, k, *, temperature=1.0, k_per_row=None, logprobs=False, 
     _ops.softmax_topk_out.default(logits, k, temperature, k_per_row, logprobs, renorm, probs,
                                   indices)
     return probs, indices
+
+
+def attention(q, k, v, *, bias=None, mask=None, scale=None, causal=False, out=None):
+    """softmax(q k^T * scale + bias[h] + mask[b % W], causal) v for every batch entry b and
+    head h (kjit.attention describes the shapes); into ``out`` when given. Not differentiable."""
+    if out is None:
+        return _ops.attention.default(q, k, v, bias, mask, scale, causal)
+    _ops.attention_out.default(q, k, v, bias, mask, scale, causal, out)
+    return out

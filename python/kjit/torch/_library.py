@@ -15,7 +15,7 @@ import warnings
 import torch
 
 from .. import _kjit
-from . import _layout
+from . import _attention, _layout
 from ._layout import CODES, FLOATS, INDEX_DTYPES, reject
 
 lib = torch.library.Library("kjit", "FRAGMENT")
@@ -33,6 +33,10 @@ SCHEMAS = {
     "softmax_topk_out": "softmax_topk_out(Tensor logits, int k, float temperature, "
                         "Tensor? k_per_row, bool logprobs, bool renorm, Tensor(a!) probs, "
                         "Tensor(b!) indices) -> ()",
+    "attention": "attention(Tensor q, Tensor k, Tensor v, Tensor? bias=None, Tensor? mask=None, "
+                 "float? scale=None, bool causal=False) -> Tensor",
+    "attention_out": "attention_out(Tensor q, Tensor k, Tensor v, Tensor? bias, Tensor? mask, "
+                     "float? scale, bool causal, Tensor(a!) out) -> ()",
 }
 for schema in SCHEMAS.values():
     lib.define(schema)
@@ -116,6 +120,10 @@ CHECKED_KERNELS = {
     "reduce_scale_out": lambda x, out, scale=None: _rowwise_out(_REDUCE_SCALE, x, out, scale),
     "softmax_topk": _softmax_topk,
     "softmax_topk_out": _softmax_topk_out,
+    "attention": lambda q, k, v, bias=None, mask=None, scale=None, causal=False:
+    _attention.attention(q, k, v, bias, mask, scale, causal, _raw_stream),
+    "attention_out": lambda q, k, v, bias, mask, scale, causal, out:
+    _attention.attention_out(q, k, v, bias, mask, scale, causal, out, _raw_stream),
 }
 
 # Without kjit._torch_ops, softmax and log_softmax still run from C++ inside their Python
@@ -194,11 +202,15 @@ FAKE_KERNELS = {
     "softmax_topk": lambda logits, k, temperature=1.0, k_per_row=None, logprobs=False,
     renorm=False, index_dtype=None: _layout.topk_outputs(logits, k, temperature, index_dtype),
     "softmax_topk_out": _fake_softmax_topk_out,
+    "attention": lambda q, k, v, bias=None, mask=None, scale=None, causal=False:
+    _attention.new_output(q, k, v, bias, mask, scale),
+    "attention_out": _attention.fake_attention_out,
 }
 
 
 def _not_on_cuda(name: str):
-    argument = "logits" if name.startswith("softmax_topk") else "x"
+    argument = ("logits" if name.startswith("softmax_topk") else
+                "q" if name.startswith("attention") else "x")
 
     def kernel(*args, **kwargs):
         device = args[0].device if args and isinstance(args[0], torch.Tensor) else "?"

@@ -8,7 +8,16 @@ import torch
 
 from .._runtime import default_runtime
 
-_OPS = ("softmax", "log_softmax", "reduce_scale", "softmax_topk")
+_OPS = ("softmax", "log_softmax", "reduce_scale", "softmax_topk", "attention")
+
+
+def _attention_sizes(call, shape) -> None:
+    """q's shape ([B, H, M, D] or [P, M, D]) as attention's call fields; n defaults to m."""
+    if len(shape) not in (3, 4):
+        raise ValueError(f"warmup: attention takes q's 3-d or 4-d shape, got {shape}")
+    call["batch"], call["heads"] = shape[0], shape[1] if len(shape) == 4 else 1
+    call["m"], call["d"] = shape[-2], shape[-1]
+    call.setdefault("n", call["m"])
 
 
 def _as_call(item):
@@ -28,6 +37,10 @@ def _as_call(item):
         call.setdefault("dtype", shape.dtype)
         shape = shape.shape
     shape = tuple(shape)
+    if call["op"] == "attention":
+        _attention_sizes(call, shape)
+        call.setdefault("dtype", torch.float16)
+        return call
     call["rows"], call["cols"] = math.prod(shape[:-1]), shape[-1]
     call.setdefault("dtype", torch.float32)
     return call
@@ -38,6 +51,9 @@ def warmup(calls, device=None) -> list:
     read from the caches, and loaded. A call is ``(op, shape, dtype[, options])`` such as
     ``("softmax_topk", (8, 128256), torch.float32, {"k": 50})``, a dict with the same keys
     (op, shape, dtype, out_dtype, k, index_dtype), or an example tensor in place of the shape.
+    For attention the shape is q's and the options are its other call fields: ``("attention",
+    q, None, {"bias_dtype": torch.float32, "mask_dtype": "f32", "mask_windows": 64})`` (n
+    defaults to q's token count, dv to d).
     Returns what each call got (kernel, config, registers, compile time)."""
     if device is None:
         device = torch.cuda.current_device()
