@@ -186,22 +186,21 @@ def test_opcheck():
 def test_compile_a_window_attention_block_fullgraph():
     heads, tokens, d = 4, 49, 32
 
-    def block(x, weight, bias, mask):
-        # x: [windows, tokens, channels] -> q, k, v as [windows, heads, tokens, d] views.
-        qkv = (x @ weight).view(x.shape[0], tokens, 3, heads, d)
-        q, k, v = (qkv[:, :, i].permute(0, 2, 1, 3) for i in range(3))
+    def block(qkv, bias, mask):
+        # A fused projection's output [windows, tokens, 3 * heads * d] seen as q, k, v views.
+        parts = qkv.view(qkv.shape[0], tokens, 3, heads, d)
+        q, k, v = (parts[:, :, i].permute(0, 2, 1, 3) for i in range(3))
         o = torch.ops.kjit.attention(q, k, v, bias, mask)
-        return o.permute(0, 2, 1, 3).reshape(x.shape[0], tokens, heads * d)
+        return o.permute(0, 2, 1, 3).reshape(qkv.shape[0], tokens, heads * d) * 2
 
     torch._dynamo.reset()
     compiled = torch.compile(block, fullgraph=True)
-    x = randn(64, tokens, heads * d, seed=1)
-    weight = randn(heads * d, 3 * heads * d, seed=2, scale=0.1)
+    qkv = randn(64, tokens, 3 * heads * d, seed=1)
     bias = randn(heads, tokens, tokens, seed=3, dtype=torch.float32)
     mask = shifted_mask(16, tokens, tokens)
-    got = compiled(x, weight, bias, mask)
-    qkv = (x @ weight).view(64, tokens, 3, heads, d)
-    q, k, v = (qkv[:, :, i].permute(0, 2, 1, 3) for i in range(3))
+    got = compiled(qkv, bias, mask) / 2
+    parts = qkv.view(64, tokens, 3, heads, d)
+    q, k, v = (parts[:, :, i].permute(0, 2, 1, 3) for i in range(3))
     want, magnitude = reference(q, k, v, bias, mask)
     check(got.view(64, tokens, heads, d).permute(0, 2, 1, 3), want, magnitude)
 
