@@ -14,8 +14,9 @@ def explain(op: str, *, cols=None, rows=None, dtype=None, out_dtype=None, index_
     """The kernel the heuristics pick for a call (config, kernel, launch shape), compiling
     nothing. The row-wise ops take ``cols`` (and ``rows``, default 1); attention takes its call
     fields instead: batch, heads, m, n, d, dv, bias_dtype, mask_dtype, mask_windows, causal
-    (``dtype`` defaults to f32 for the row-wise ops, f16 for attention). ``arch`` (e.g. "sm_90") plans for that target without a GPU; None plans for this
-    GPU. ``algorithm`` forces one of the op's algorithms instead."""
+    (``dtype`` defaults to f32 for the row-wise ops, f16 for attention). ``arch`` (e.g.
+    "sm_90") plans for that target without a GPU; None plans for this GPU. ``algorithm`` forces
+    one of the op's algorithms instead."""
     call = call_json(op, rows=rows, cols=cols, dtype=dtype, out_dtype=out_dtype,
                      index_dtype=index_dtype, k=k, **fields)
     return json.loads(_kjit._explain(call, arch or "", algorithm))

@@ -159,7 +159,8 @@ def test_the_runtimes_checks_name_the_python_argument():
                  lambda: torch.ops.kjit.attention(q, k, v)):
         with pytest.raises(kjit.InvalidArgumentError, match=r"^q: row stride \(36\)"):
             call()
-    out = torch.empty(2 * 4 * 16 * 32 + 1, dtype=torch.float16, device="cuda")[1:].view(2, 4, 16, 32)
+    storage = torch.empty(2 * 4 * 16 * 32 + 1, dtype=torch.float16, device="cuda")
+    out = storage[1:].view(2, 4, 16, 32)  # 2 bytes past a 16-byte boundary
     with pytest.raises(kjit.InvalidArgumentError, match="^out: .*16 bytes"):
         kjit.attention(k, k, v, out=out)
     with pytest.raises(kjit.InvalidArgumentError, match="^out: overlaps"):
