@@ -63,3 +63,22 @@ def test_jax_arrays_in_with_outputs_given():
     np.testing.assert_allclose(out.cpu().numpy(), softmax64(np.asarray(x)), rtol=2e-5, atol=1e-7)
     with pytest.raises(TypeError, match="out: kjit allocates outputs through torch and CuPy"):
         kjit.softmax(x)
+
+
+def attention64(q, k, v, bias):
+    """float64 attention of [B, H, M, D] NumPy arrays with a [H, M, N] bias, scale 1/sqrt(D)."""
+    q, k, v = (t.astype(np.float64) for t in (q, k, v))
+    s = q @ k.swapaxes(-1, -2) / np.sqrt(q.shape[-1]) + bias.astype(np.float64)
+    return softmax64(s) @ v
+
+
+def test_cupy_attention_on_a_permuted_buffer():
+    cp = pytest.importorskip("cupy")
+    buffer = cp.random.standard_normal((6, 49, 3, 4, 32), dtype=cp.float32).astype(cp.float16)
+    q, k, v = (buffer[:, :, i].transpose(0, 2, 1, 3) for i in range(3))  # [B, H, N, D] views
+    bias = cp.random.standard_normal((4, 49, 49), dtype=cp.float32)
+    out = kjit.attention(q, k, v, bias=bias)
+    assert isinstance(out, cp.ndarray) and out.dtype == cp.float16 and out.shape == (6, 4, 49, 32)
+    expected = attention64(*(cp.asnumpy(t) for t in (q, k, v, bias)))
+    np.testing.assert_allclose(cp.asnumpy(out).astype(np.float64), expected, rtol=4e-3,
+                               atol=4e-3)
