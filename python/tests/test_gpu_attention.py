@@ -19,7 +19,7 @@ import kjit.torch  # noqa: E402
 pytestmark = pytest.mark.gpu
 
 HALVES = (torch.float16, torch.bfloat16)
-# A unit in the last place of each dtype's significand (the kernel rounds P to it for P V).
+# Each dtype's unit roundoff (the kernel rounds P to the dtype for P V, and the output).
 EPS = {torch.float16: 1.0 / 2048, torch.bfloat16: 1.0 / 256}
 
 
@@ -57,7 +57,7 @@ def reference(q, k, v, bias=None, mask=None, scale=None, causal=False):
 
 
 def check(out, want, magnitude):
-    """Within two units of the dtype's last place of the output's size and of its sum."""
+    """Within twice the unit roundoff of the output's size plus the size it sums."""
     eps = EPS[out.dtype]
     bound = 2 * eps * (want.abs() + magnitude) + 1e-6
     excess = (out.double() - want).abs() - bound
