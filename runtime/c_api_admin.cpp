@@ -53,15 +53,19 @@ kjit::RuntimeOptions from_c(const kjit_options* given) {
   std::string defaults_strings[3];
   kjit_options c = to_c(kjit::RuntimeOptions{}, defaults_strings);
   std::memcpy(&c, given, given->size);
-  if (c.tune < KJIT_TUNE_OFF || c.tune > KJIT_TUNE_FIRST_USE)
-    reject("options->tune (" + std::to_string(static_cast<int>(c.tune)) +
-           ") is not a kjit_tune_mode");
+  // Read as an int: a C caller may store any int there, and loading a value no enumerator
+  // covers through the enum type is undefined behaviour in C++.
+  int tune = 0;
+  static_assert(sizeof tune == sizeof c.tune, "kjit_tune_mode is int-sized");
+  std::memcpy(&tune, &c.tune, sizeof tune);
+  if (tune < static_cast<int>(KJIT_TUNE_OFF) || tune > static_cast<int>(KJIT_TUNE_FIRST_USE))
+    reject("options->tune (" + std::to_string(tune) + ") is not a kjit_tune_mode");
   kjit::RuntimeOptions options;
   options.cache_dir = c.cache_dir ? c.cache_dir : "";
   options.cache_bundle = c.cache_bundle ? c.cache_bundle : "";
   options.disk_cache = c.disk_cache != 0 && !options.cache_dir.empty();
   options.jit = c.jit != 0;
-  options.tune = static_cast<kjit::TuneMode>(c.tune);
+  options.tune = static_cast<kjit::TuneMode>(tune);
   options.log_level = c.log_level ? c.log_level : "";
   options.cache_max_bytes = c.cache_max_bytes;
   options.dependent_launch = c.dependent_launch != 0;
