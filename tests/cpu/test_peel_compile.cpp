@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The peeled kernels (KernelConfig::peel: warp, block_regs, block_split) compile under NVRTC for sm_80 and sm_90 at
-// every pack each dtype pair allows, floats and 16-bit words held, for every op; the shift of
-// each side is a run-time value, so one kernel serves every shift class. The tuner's peeled
-// candidates at misaligned shapes of real models compile without spilling. Needs NVRTC only.
+// The peeled kernels (KernelConfig::peel: warp, block_regs, block_split) compile under NVRTC for
+// sm_80 and sm_90 at every pack each dtype pair allows, floats and 16-bit words held, for every op;
+// the shift of each side is a run-time value, so one kernel serves every shift class. The tuner's
+// peeled candidates at misaligned shapes of real models compile without spilling. Needs NVRTC only.
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Peeled rows (KernelConfig::peel) forced on warp, block_regs and block_split over views off the vector
-// alignment: every shift of the input with the output aligned and every shift of the output
-// with the input aligned, odd strides (each row its own shift, both sides together or apart),
-// every op, fp32 and 16-bit, against the float64 reference. Outputs start poisoned and every
-// row has guard elements before and after it (padded strides, views offset by at least a pack),
-// which must come back untouched; inputs' guards are NaN, so a read outside a row shows too.
+// Peeled rows (KernelConfig::peel) forced on warp, block_regs and block_split over views off the
+// vector alignment: every shift of the input with the output aligned and every shift of the output
+// with the input aligned, odd strides (each row its own shift, both sides together or apart), every
+// op, fp32 and 16-bit, against the float64 reference. Outputs start poisoned and every row has
+// guard elements before and after it (padded strides, views offset by at least a pack), which must
+// come back untouched; inputs' guards are NaN, so a read outside a row shows too.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kjit/kjit.hpp"
+#include "quick_tuning.h"
 #include "row_batch.h"
 #include "row_inputs.h"
 #include "runtime/ops/rowwise/rowwise_heuristics.h"
@@ -170,4 +171,24 @@ TEST_CASE("the tuner's peeled candidates give the reference on a dense odd batch
       }
     }
   CHECK(peeled > 0);
+}
+
+TEST_CASE("tuning a dense odd width checks its peeled candidates and reports them right") {
+  KJIT_REQUIRE_GPU();
+  Runtime runtime;
+  Stream stream = create_stream();
+  // Dense rows of an odd width: the tuner's scratch rows each start at their own shift.
+  for (DType dtype : {DType::kF32, DType::kBF16}) {
+    const TuneReport<KernelConfig> report = runtime.tune(RowOp::kSoftmax, dtype, dtype, 4096, 1001,
+                                                         test::quick_tune_options(), stream.get());
+    int peeled = 0;
+    for (const auto& c : report.candidates) {
+      if (!c.config.peel) continue;
+      ++peeled;
+      CAPTURE(c.config.to_string());
+      CHECK(c.status == "ok");
+    }
+    CHECK(peeled > 0);
+    MESSAGE(to_string(dtype) << " 4096x1001: winner " << report.winner.to_string());
+  }
 }
