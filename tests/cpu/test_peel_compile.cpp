@@ -141,3 +141,23 @@ TEST_CASE("the tuner's peeled candidates at odd widths of real models compile wi
   CHECK(reported > 0);
   if (!driver_available()) CHECK(reported == static_cast<int>(variants.size()));
 }
+
+TEST_CASE("the kernels size a peeled share as the host does") {
+  // A warp of fp32 rows at pack 4 holds 64 values a thread at most: 2045 columns span 2048 at
+  // the worst shift and fit, 2046 span 2049 and do not, on both sides of the check.
+  const DeviceProps h100 = nominal_device(90);
+  KernelConfig warp{Algorithm::kWarp, 4, 128, 32, 1};
+  warp.peel = true;
+  const RowwiseProblem fits{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 2045, 1};
+  const RowwiseProblem past{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 2046, 1};
+  REQUIRE(why_not_rowwise(fits, h100, warp).empty());
+  CHECK_FALSE(why_not_rowwise(past, h100, warp).empty());
+  CHECK(compile_kernel(rowwise_kernel_spec(fits, warp), 90).lowered_name.size() > 0);
+  try {
+    compile_kernel(rowwise_kernel_spec(past, warp), 90);
+    FAIL("a peeled warp compiled with more than 64 values a thread");
+  } catch (const Error& error) {
+    CHECK(error.status() == Status::kErrorCompile);
+    CHECK(error.detail().find("at most 64 values per thread") != std::string::npos);
+  }
+}
