@@ -4,7 +4,7 @@
 // inside the row is one aligned access, and the head and tail, the parts of the first and last
 // vectors that hold the row, are accessed element by element. The shift (`lead`) comes from
 // each row's address at run time; the width is the kernel's. Plain constexpr C++ shared with the
-// host's tests, which check it exhaustively.
+// host, which sizes shares by it, and its tests, which check it exhaustively.
 #pragma once
 
 #include "host_device.cuh"

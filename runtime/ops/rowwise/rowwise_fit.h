@@ -115,9 +115,8 @@ KernelConfig online_config(int pack, int cluster);
 /// The problem as the threads of a peeled config of `pack` size their shares: the row's span at
 /// its worst shift (peeled_cols).
 RowwiseProblem peeled_span(const RowwiseProblem& p, int pack);
-/// The register kernel a peeled row takes at the widest pack, sized as the pick sizes aligned
-/// rows: a warp (or part of one) where its share fits kTargetHeldRegisters, else a block; none
-/// where neither holds the row.
+/// A peeled warp or block_regs config (`algorithm`) at the widest pack, fitted to the row's span
+/// as the pick fits aligned rows; none where a thread's share would pass kTargetHeldRegisters.
 std::optional<KernelConfig> fit_peeled(const RowwiseProblem& p, Algorithm algorithm);
 
 }  // namespace kjit::rowwise
