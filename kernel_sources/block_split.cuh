@@ -69,6 +69,27 @@ struct StagedSlots {
   }
 };
 
+/// Puts staged pack p in flight from column `col` of the row at `in` (on the row's own grid for
+/// Peel, row_peel.cuh): a whole pack by an asynchronous copy, the row's end and past it (and a
+/// peeled row's head) through registers.
+template <bool Peel, int Cols, int Threads, typename In, int Pack>
+__device__ __forceinline__ void stage_pack(const StagedSlots<In, Pack, Threads>& slots, unsigned char* smem, int p,
+                                           const In* in, int col, In fill) {
+  constexpr int kPackBytes = Pack * static_cast<int>(sizeof(In));
+  PackOf<In, Pack>* staged = reinterpret_cast<PackOf<In, Pack>*>(smem);
+  if constexpr (Peel) {
+    if (whole_vector(col, Pack, Cols))
+      copy_async<kPackBytes>(slots.at(p), in + col);
+    else
+      staged[p * Threads + threadIdx.x] = load_peeled_raw_pack<In, Pack>(in, col, Cols, fill);
+  } else {
+    if (col + Pack <= Cols)
+      copy_async<kPackBytes>(slots.at(p), in + col);
+    else
+      staged[p * Threads + threadIdx.x] = load_raw_pack<In, Pack>(in, col, Cols, fill);
+  }
+}
+
 /// The first statistic (max, or max |x|) of a thread's staged packs.
 template <int Op, typename In, int Pack, int Threads, int Staged, bool Words>
 __device__ __forceinline__ float staged_first(const StagedSlots<In, Pack, Threads>& slots) {
@@ -142,24 +163,8 @@ block_split(const RowParams params) {
     // Peeled rows: every column on the row's own grid (row_peel.cuh), `lead` before it.
     const int lead = Io::peel ? row_lead(reinterpret_cast<unsigned long long>(in), sizeof(In), Pack) : 0;
 #pragma unroll
-    for (int p = 0; p < kStaged; ++p) {
-      if constexpr (Io::peel) {
-        const int col = column(kHeld + p) - lead;
-        if (whole_vector(col, Pack, Cols))
-          copy_async<kPackBytes>(slots.at(p), in + col);
-        else  // the head, the tail, and past the row
-          reinterpret_cast<PackOf<In, Pack>*>(smem_raw)[p * Threads + threadIdx.x] =
-              load_peeled_raw_pack<In, Pack>(in, col, Cols, fill);
-      } else {
-        const int col = column(kHeld + p);
-        if (col + Pack <= Cols) {
-          copy_async<kPackBytes>(slots.at(p), in + col);
-        } else {  // the row's end, and past it
-          reinterpret_cast<PackOf<In, Pack>*>(smem_raw)[p * Threads + threadIdx.x] =
-              load_raw_pack<In, Pack>(in, col, Cols, fill);
-        }
-      }
-    }
+    for (int p = 0; p < kStaged; ++p)
+      stage_pack<Io::peel, Cols, Threads>(slots, smem_raw, p, in, column(kHeld + p) - lead, fill);
     HeldRow<Op, In, (kHeld > 0 ? kHeld : 1), Pack, Shape::kWords> held;
     float own_first = Math::first_identity();
     if constexpr (kHeld > 0) {
