@@ -22,6 +22,7 @@ block_online(const RowParams params) {
   start_after_prior_grids();
   typedef typename Io::in In;
   typedef typename Io::out Out;
+  static_assert(!Io::peel, "block_online: rows are not peeled (KernelConfig::peel)");
   typedef RowMath<Op> Math;
   static_assert(Pack * sizeof(In) <= kMaxPackBytes && Pack * sizeof(Out) <= kMaxPackBytes,
                 "block_online: a pack is at most 16 bytes");

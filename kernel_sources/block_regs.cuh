@@ -7,7 +7,7 @@
 namespace kjit {
 
 template <int Op, typename Io, int Cols, int Pack, int Threads>
-__global__ void __launch_bounds__(Threads, RowRegsShape<typename Io::in, Cols, Pack, Threads, Threads>::kMinBlocks)
+__global__ void __launch_bounds__(Threads, RowRegsShapeOf<Io, Cols, Pack, Threads, Threads>::kMinBlocks)
 block_regs(const RowParams params) {
   row_regs<Op, Io, Cols, Pack, Threads, Threads>(params);
 }

@@ -12,6 +12,7 @@
 #include "grid_dependency.cuh"
 #include "held_row.cuh"
 #include "row_layout.cuh"
+#include "row_peel.cuh"
 
 namespace kjit {
 
@@ -33,6 +34,12 @@ struct SplitShape {
   static constexpr int kMinBlocks =
       kByRegisters < 1 ? 1 : (kByRegisters < kByThreads ? kByRegisters : kByThreads);
 };
+
+/// The shape of block_split's threads for an Io: a peeled row's span at its worst shift
+/// (row_peel.cuh), or the row.
+template <int Op, typename Io, int Cols, int Pack, int Threads, int Staged>
+using SplitShapeOf = SplitShape<Op, typename Io::in, Io::peel ? static_cast<int>(peeled_cols(Cols, Pack)) : Cols, Pack,
+                                Threads, Staged>;
 
 /// Where a thread's staged packs live: pack p of thread t at slot p * Threads + t, as
 /// 32-bit shared-window addresses computed once (generic pointers cost a conversion a pack).
@@ -61,6 +68,27 @@ struct StagedSlots {
     return out;
   }
 };
+
+/// Puts staged pack p in flight from column `col` of the row at `in` (on the row's own grid for
+/// Peel, row_peel.cuh): a whole pack by an asynchronous copy, the row's end and past it (and a
+/// peeled row's head) through registers.
+template <bool Peel, int Cols, int Threads, typename In, int Pack>
+__device__ __forceinline__ void stage_pack(const StagedSlots<In, Pack, Threads>& slots, unsigned char* smem, int p,
+                                           const In* in, int col, In fill) {
+  constexpr int kPackBytes = Pack * static_cast<int>(sizeof(In));
+  PackOf<In, Pack>* staged = reinterpret_cast<PackOf<In, Pack>*>(smem);
+  if constexpr (Peel) {
+    if (whole_vector(col, Pack, Cols))
+      copy_async<kPackBytes>(slots.at(p), in + col);
+    else
+      staged[p * Threads + threadIdx.x] = load_peeled_raw_pack<In, Pack>(in, col, Cols, fill);
+  } else {
+    if (col + Pack <= Cols)
+      copy_async<kPackBytes>(slots.at(p), in + col);
+    else
+      staged[p * Threads + threadIdx.x] = load_raw_pack<In, Pack>(in, col, Cols, fill);
+  }
+}
 
 /// The first statistic (max, or max |x|) of a thread's staged packs.
 template <int Op, typename In, int Pack, int Threads, int Staged, bool Words>
@@ -105,13 +133,13 @@ __device__ __forceinline__ float staged_sum(const StagedSlots<In, Pack, Threads>
 
 template <int Op, typename Io, int Cols, int Pack, int Threads, int Staged>
 __global__ void __launch_bounds__(
-    Threads, SplitShape<Op, typename Io::in, Cols, Pack, Threads, Staged>::kMinBlocks)
+    Threads, SplitShapeOf<Op, Io, Cols, Pack, Threads, Staged>::kMinBlocks)
 block_split(const RowParams params) {
   start_after_prior_grids();
   typedef typename Io::in In;
   typedef typename Io::out Out;
   typedef RowMath<Op> Math;
-  typedef SplitShape<Op, In, Cols, Pack, Threads, Staged> Shape;
+  typedef SplitShapeOf<Op, Io, Cols, Pack, Threads, Staged> Shape;
   constexpr int kPackBytes = Pack * static_cast<int>(sizeof(In));
   static_assert(kPackBytes >= 4 && kPackBytes <= kMaxPackBytes && Pack * sizeof(Out) <= kMaxPackBytes,
                 "block_split: an input pack is 4 to 16 bytes (asynchronous copies), an output pack "
@@ -132,23 +160,21 @@ block_split(const RowParams params) {
 
   for (long long row = blockIdx.x; row < params.rows; row += gridDim.x) {
     const In* in = static_cast<const In*>(params.in) + row * params.in_stride;
+    // Peeled rows: every column on the row's own grid (row_peel.cuh), `lead` before it.
+    const int lead = Io::peel ? row_lead(reinterpret_cast<unsigned long long>(in), sizeof(In), Pack) : 0;
 #pragma unroll
-    for (int p = 0; p < kStaged; ++p) {
-      const int col = column(kHeld + p);
-      if (col + Pack <= Cols) {
-        copy_async<kPackBytes>(slots.at(p), in + col);
-      } else {  // the row's end, and past it
-        reinterpret_cast<PackOf<In, Pack>*>(smem_raw)[p * Threads + threadIdx.x] =
-            load_raw_pack<In, Pack>(in, col, Cols, fill);
-      }
-    }
+    for (int p = 0; p < kStaged; ++p)
+      stage_pack<Io::peel, Cols, Threads>(slots, smem_raw, p, in, column(kHeld + p) - lead, fill);
     HeldRow<Op, In, (kHeld > 0 ? kHeld : 1), Pack, Shape::kWords> held;
     float own_first = Math::first_identity();
     if constexpr (kHeld > 0) {
       // Pack by pack, not load_share: level with it in bf16, slower in fp32
       // (docs/experiments/memory-access.md).
 #pragma unroll
-      for (int p = 0; p < kHeld; ++p) held.load(p, in, column(p), Cols);
+      for (int p = 0; p < kHeld; ++p) {
+        if constexpr (Io::peel) held.load_peeled(p, in, column(p) - lead, Cols);
+        else held.load(p, in, column(p), Cols);
+      }
       own_first = held.own_first();  // while the staged packs land
     }
     wait_async_copies();
@@ -170,9 +196,14 @@ block_split(const RowParams params) {
     }
 
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
+    const bool on_grid =
+        Io::peel && output_on_input_grid(lead, row_lead(reinterpret_cast<unsigned long long>(out), sizeof(Out), Pack));
     if constexpr (kHeld > 0) {
 #pragma unroll
-      for (int p = 0; p < kHeld; ++p) held.store(p, out, column(p), Cols, first, finished, factor);
+      for (int p = 0; p < kHeld; ++p) {
+        if constexpr (Io::peel) held.store_peeled(p, out, column(p) - lead, Cols, first, finished, factor, on_grid);
+        else held.store(p, out, column(p), Cols, first, finished, factor);
+      }
     }
     // reduce_scale's exact division takes registers of its own: one pack at a time.
     constexpr int kOutputUnroll = Op == kOpReduceScale ? 1 : kStagedUnroll;
@@ -182,7 +213,8 @@ block_split(const RowParams params) {
       float o[Pack];
 #pragma unroll
       for (int i = 0; i < Pack; ++i) o[i] = Math::apply(w.at(i), first, finished);
-      store_pack_words<Out, Pack>(out, column(kHeld + p), Cols, o);
+      if constexpr (Io::peel) store_peeled_words<Out, Pack>(out, column(kHeld + p) - lead, Cols, o, on_grid);
+      else store_pack_words<Out, Pack>(out, column(kHeld + p), Cols, o);
     }
     if constexpr (Op == kOpReduceScale) {
       if (params.scale_out != nullptr && threadIdx.x == 0) params.scale_out[row] = first;

@@ -37,6 +37,7 @@ __global__ void __launch_bounds__(Threads, ClusterShape<typename Io::in, Cols, P
 cluster(const RowParams params) {
   typedef typename Io::in In;
   typedef typename Io::out Out;
+  static_assert(!Io::peel, "cluster: rows are not peeled (KernelConfig::peel)");
   typedef RowMath<Op> Math;
   static_assert(Cluster >= 2 && Cluster <= kMaxClusterBlocks, "cluster: 2..16 blocks per row");
   static_assert(Pack * sizeof(In) <= kMaxPackBytes && Pack * sizeof(Out) <= kMaxPackBytes,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "pack.cuh"
+#include "peeled_pack.cuh"
 #include "row_layout.cuh"
 #include "row_math.cuh"
 
@@ -58,6 +59,10 @@ struct HeldRow {
   __device__ __forceinline__ void load(int p, const In* row, int col, int cols) {
     load_pack<In, Pack>(row, col, cols, Math::first_identity(), v[p]);
   }
+  /// Pack p as the vector at column `col` of a peeled row (peeled_pack.cuh).
+  __device__ __forceinline__ void load_peeled(int p, const In* row, int col, int cols) {
+    load_peeled_pack<In, Pack>(row, col, cols, Math::first_identity(), v[p]);
+  }
   /// Pack p from a whole pack in shared memory.
   __device__ __forceinline__ void take(int p, const PackOf<In, Pack>* source) {
     const PackOf<In, Pack> raw = *source;
@@ -89,6 +94,14 @@ struct HeldRow {
     float o[Pack];
     outputs(p, first, finished, factor, o);
     store_pack<Out, Pack>(row, col, cols, o);
+  }
+  /// Writes pack p as the vector at column `col` of a peeled row; `on_grid`: see store_peeled_pack.
+  template <typename Out>
+  __device__ __forceinline__ void store_peeled(int p, Out* row, int col, int cols, float first, float finished,
+                                               float factor, bool on_grid) const {
+    float o[Pack];
+    outputs(p, first, finished, factor, o);
+    store_peeled_pack<Out, Pack>(row, col, cols, o, on_grid);
   }
 };
 
@@ -158,6 +171,9 @@ struct HeldRow<Op, In, Packs, Pack, true> {
   __device__ __forceinline__ void load(int p, const In* row, int col, int cols) {
     packs[p] = load_word_pack<In, Pack>(row, col, cols, from_float<In>(Math::first_identity()));
   }
+  __device__ __forceinline__ void load_peeled(int p, const In* row, int col, int cols) {
+    packs[p] = load_peeled_word_pack<In, Pack>(row, col, cols, from_float<In>(Math::first_identity()));
+  }
   /// Pack p from a whole 16-byte pack in shared memory.
   __device__ __forceinline__ void take(int p, const PackOf<In, Pack>* source) {
     static_assert(kWords == 4, "HeldRow::take: 16-byte packs");
@@ -196,6 +212,14 @@ struct HeldRow<Op, In, Packs, Pack, true> {
     float o[Pack];
     outputs(p, first, finished, factor, o);
     store_pack<Out, Pack>(row, col, cols, o);
+  }
+  /// Writes pack p as the vector at column `col` of a peeled row; `on_grid`: see store_peeled_pack.
+  template <typename Out>
+  __device__ __forceinline__ void store_peeled(int p, Out* row, int col, int cols, float first, float finished,
+                                               float factor, bool on_grid) const {
+    float o[Pack];
+    outputs(p, first, finished, factor, o);
+    store_peeled_pack<Out, Pack>(row, col, cols, o, on_grid);
   }
 
  private:

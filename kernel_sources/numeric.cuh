@@ -8,11 +8,14 @@ namespace kjit {
 struct f16 { unsigned short bits; };
 struct bf16 { unsigned short bits; };
 
-/// Input and output element types of one kernel, as one template argument.
-template <typename In, typename Out>
+/// Input and output element types of one kernel, as one template argument, and whether its
+/// rows are peeled (row_peel.cuh: each row on its own vector grid, for rows off the alignment
+/// the pointers and strides give; KernelConfig::peel).
+template <typename In, typename Out, bool Peel = false>
 struct Io {
   typedef In in;
   typedef Out out;
+  static constexpr bool peel = Peel;
 };
 
 /// The bits below the top 16 of a value widened to float that values of T can set: 16 for a

@@ -300,6 +300,7 @@ __global__ void __launch_bounds__(Threads + kRingProducerThreads, 1)
 ring(const RowParams params) {
   typedef typename Io::in In;
   typedef typename Io::out Out;
+  static_assert(!Io::peel, "ring: rows are not peeled (KernelConfig::peel)");
   typedef RowMath<Op> Math;
   typedef RingLayout<Op, In, Cols, Threads, Group, Cluster> Layout;
   typedef RingSchedule<Layout> Schedule;

@@ -8,6 +8,7 @@
 #include "held_row.cuh"
 #include "l2_prefetch.cuh"
 #include "row_layout.cuh"
+#include "row_peel.cuh"
 
 namespace kjit {
 
@@ -16,6 +17,41 @@ template <typename In, int Cols, int Pack, int Threads, int Group>
 struct RowRegsShape : HeldShape<In, Pack, Threads, Group, static_cast<int>(row_share_values(Cols, Pack, Group))> {
   static constexpr int kValues = static_cast<int>(row_share_values(Cols, Pack, Group));
 };
+
+/// Columns a thread's share is sized for: the row, or a peeled row's span at its worst shift.
+template <typename Io, int Cols, int Pack>
+constexpr int kShareCols = Io::peel ? static_cast<int>(peeled_cols(Cols, Pack)) : Cols;
+
+/// The shape of a thread's share for an Io's kernel (the launch bounds take it too).
+template <typename Io, int Cols, int Pack, int Threads, int Group>
+using RowRegsShapeOf = RowRegsShape<typename Io::in, kShareCols<Io, Cols, Pack>, Pack, Threads, Group>;
+
+/// Loads a thread's share of the row at `in` (`lane` of Group); returns the row's lead on its
+/// vector grid (row_peel.cuh), 0 unless Peel.
+template <bool Peel, int Pack, int Group, typename Held>
+__device__ __forceinline__ int load_row_share(Held& held, const typename Held::Input* in, int lane, int cols) {
+  if constexpr (Peel) {
+    const int lead = row_lead(reinterpret_cast<unsigned long long>(in), sizeof(*in), Pack);
+    load_peeled_share(held, in, static_cast<int>(vector_column(lane, Pack, lead)), Group * Pack, cols);
+    return lead;
+  } else {
+    load_share(held, in, lane * Pack, Group * Pack, cols);
+    return 0;
+  }
+}
+
+/// Writes a thread's share of a peeled row: each pack whole where the output shares the input's
+/// grid, element by element where it does not (output_on_input_grid).
+template <int Cols, int Pack, int Group, typename Held, typename Out>
+__device__ __forceinline__ void store_peeled_share(const Held& held, Out* out, int lane, int in_lead, float first,
+                                                   float finished, float factor) {
+  const bool on_grid =
+      output_on_input_grid(in_lead, row_lead(reinterpret_cast<unsigned long long>(out), sizeof(Out), Pack));
+#pragma unroll
+  for (int p = 0; p < Held::kPacks; ++p)
+    held.store_peeled(p, out, static_cast<int>(vector_column(p * Group + lane, Pack, in_lead)), Cols, first,
+                      finished, factor, on_grid);
+}
 
 /// Asks L2 for the block's first rows, one a thread, before the grid-dependency wait
 /// (l2_prefetch.cuh); 16-bit rows only: fp32 rows gained nothing or lost
@@ -28,7 +64,7 @@ __device__ __forceinline__ void prefetch_block_rows(const RowParams& params) {
 }
 
 /// The body of the warp and block_regs kernels, which launch it with
-/// __launch_bounds__(Threads, RowRegsShape<...>::kMinBlocks). It takes the parameters by value,
+/// __launch_bounds__(Threads, RowRegsShapeOf<...>::kMinBlocks). It takes the parameters by value,
 /// as a kernel does, so that it compiles as the kernel's own code would (see row_smem).
 template <int Op, typename Io, int Cols, int Pack, int Threads, int Group>
 __device__ __forceinline__ void row_regs(const RowParams params) {
@@ -38,7 +74,7 @@ __device__ __forceinline__ void row_regs(const RowParams params) {
   typedef typename Io::in In;
   typedef typename Io::out Out;
   typedef RowMath<Op> Math;
-  typedef RowRegsShape<In, Cols, Pack, Threads, Group> Shape;
+  typedef RowRegsShapeOf<Io, Cols, Pack, Threads, Group> Shape;
   static_assert(Threads % Group == 0, "row_regs: Threads % Group != 0");
   static_assert(Group <= 32 || Group == Threads,
                 "row_regs: a group is part of a warp or the whole block");
@@ -61,7 +97,7 @@ __device__ __forceinline__ void row_regs(const RowParams params) {
     const bool live = row < params.rows;
     const In* in = static_cast<const In*>(params.in) + (live ? row : 0) * params.in_stride;
     HeldRow<Op, In, kPacks, Pack, Shape::kWords> held;
-    load_share(held, in, lane * Pack, Group * Pack, live ? Cols : 0);
+    const int lead = load_row_share<Io::peel, Pack, Group>(held, in, lane, live ? Cols : 0);
     float first = held.own_first();
     float finished = 0.0f, factor = 0.0f;
     if constexpr (Math::kTwoStats) {
@@ -84,9 +120,13 @@ __device__ __forceinline__ void row_regs(const RowParams params) {
     }
     if (!live) continue;
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
+    if constexpr (Io::peel) {
+      store_peeled_share<Cols, Pack, Group>(held, out, lane, lead, first, finished, factor);
+    } else {
 #pragma unroll
-    for (int p = 0; p < kPacks; ++p)
-      held.store(p, out, (p * Group + lane) * Pack, Cols, first, finished, factor);
+      for (int p = 0; p < kPacks; ++p)
+        held.store(p, out, (p * Group + lane) * Pack, Cols, first, finished, factor);
+    }
     if constexpr (Op == kOpReduceScale) {
       if (params.scale_out != nullptr && lane == 0) params.scale_out[row] = first;
     }

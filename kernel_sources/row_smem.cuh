@@ -22,6 +22,7 @@ __device__ __forceinline__ void row_smem(const RowParams params) {
   start_after_prior_grids();
   typedef typename Io::in In;
   typedef typename Io::out Out;
+  static_assert(!Io::peel, "row_smem: rows are not peeled (KernelConfig::peel)");
   typedef RowMath<Op> Math;
   static_assert(Pack * sizeof(In) <= kMaxPackBytes && Pack * sizeof(Out) <= kMaxPackBytes,
                 "row_smem: a pack is at most 16 bytes");

@@ -74,6 +74,7 @@ stream(const RowParams params) {
   start_after_prior_grids();
   typedef typename Io::in In;
   typedef typename Io::out Out;
+  static_assert(!Io::peel, "stream: rows are not peeled (KernelConfig::peel)");
   typedef RowMath<Op> Math;
   typedef StreamSlices<Cols, In, Cluster> Slices;
   typedef SliceStats<Op, Pack, Group, In> Stats;

@@ -8,7 +8,7 @@
 namespace kjit {
 
 template <int Op, typename Io, int Cols, int Pack, int Threads, int Group>
-__global__ void __launch_bounds__(Threads, RowRegsShape<typename Io::in, Cols, Pack, Threads, Group>::kMinBlocks)
+__global__ void __launch_bounds__(Threads, RowRegsShapeOf<Io, Cols, Pack, Threads, Group>::kMinBlocks)
 warp(const RowParams params) {
   static_assert(Group <= 32, "warp: a group is a warp or a part of one");
   row_regs<Op, Io, Cols, Pack, Threads, Group>(params);

@@ -12,7 +12,7 @@ namespace kjit {
 bool KernelConfig::operator==(const KernelConfig& other) const noexcept {
   return algorithm == other.algorithm && pack == other.pack && threads == other.threads &&
          group == other.group && cluster == other.cluster && cluster_grid == other.cluster_grid &&
-         staged == other.staged;
+         staged == other.staged && peel == other.peel;
 }
 
 std::string KernelConfig::to_string() const {
@@ -20,7 +20,8 @@ std::string KernelConfig::to_string() const {
          " threads=" + std::to_string(threads) + " group=" + std::to_string(group) +
          " cluster=" + std::to_string(cluster) +
          (cluster_grid == ClusterGrid::kPerRow ? " grid=per_row" : "") +
-         (algorithm == Algorithm::kBlockSplit ? " staged=" + std::to_string(staged) : "");
+         (algorithm == Algorithm::kBlockSplit ? " staged=" + std::to_string(staged) : "") +
+         (peel ? " peel" : "");
 }
 
 std::string KernelConfig::to_json() const {
@@ -31,6 +32,7 @@ std::string KernelConfig::to_json() const {
                                  {"cluster", cluster},
                                  {"cluster_grid", kjit::to_string(cluster_grid)}};
   if (algorithm == Algorithm::kBlockSplit) json["staged"] = staged;
+  if (peel) json["peel"] = true;  // only when set: records of other configs read as before
   return json.dump();
 }
 
@@ -42,6 +44,13 @@ int int_field(const nlohmann::json& json, const char* name) {
     throw Error(Status::kErrorInvalidArgument,
                 std::string("kernel config JSON: '") + name + "' must be an integer in [0, 2^20]");
   return value.get<int>();
+}
+
+bool bool_field(const nlohmann::json& json, const char* name) {
+  const auto& value = json.at(name);
+  if (!value.is_boolean())
+    throw Error(Status::kErrorInvalidArgument, std::string("kernel config JSON: '") + name + "' must be true or false");
+  return value.get<bool>();
 }
 
 }  // namespace
@@ -59,6 +68,7 @@ KernelConfig KernelConfig::from_json(const std::string& text) {
     if (json.contains("cluster_grid"))
       config.cluster_grid = parse_cluster_grid(json.at("cluster_grid").get<std::string>());
     if (json.contains("staged")) config.staged = int_field(json, "staged");
+    if (json.contains("peel")) config.peel = bool_field(json, "peel");
     return config;
   } catch (const nlohmann::json::exception& e) {
     throw Error(Status::kErrorInvalidArgument,
@@ -138,7 +148,7 @@ std::size_t KernelConfigHash::operator()(const KernelConfig& config) const noexc
   const int grid = static_cast<int>(config.cluster_grid);
   for (int field : {config.pack, config.threads, config.group, config.cluster, grid, config.staged})
     h = h * 1000003u ^ std::hash<int>()(field);
-  return h;
+  return config.peel ? h * 1000003u ^ 1u : h;
 }
 
 }  // namespace kjit

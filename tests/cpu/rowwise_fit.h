@@ -44,13 +44,18 @@ inline std::int64_t share_registers(const RowwiseProblem& p, std::int64_t cols, 
 inline std::int64_t row_registers(const RowwiseProblem& p, const KernelConfig& c) {
   switch (c.algorithm) {
     case Algorithm::kWarp:
-    case Algorithm::kBlockRegs: return share_registers(p, p.cols, c.pack, c.group);
+    case Algorithm::kBlockRegs: {
+      // A peeled row starts up to pack - 1 elements into its first vector.
+      const std::int64_t span = c.peel ? p.cols + c.pack - 1 : p.cols;
+      return share_registers(p, span, c.pack, c.group);
+    }
     case Algorithm::kCluster: {
       const std::int64_t slice = ceil_div(ceil_div(p.cols, c.cluster), c.pack) * c.pack;
       return share_registers(p, slice, c.pack, c.threads);
     }
     case Algorithm::kBlockSplit: {
-      const std::int64_t packs = split_thread_packs(p.cols, c.pack, c.threads);
+      const std::int64_t span = c.peel ? p.cols + c.pack - 1 : p.cols;
+      const std::int64_t packs = split_thread_packs(span, c.pack, c.threads);
       return held_registers(p, c.pack, c.threads, (packs - c.staged) * c.pack);
     }
     default: return 0;

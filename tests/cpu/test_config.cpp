@@ -28,6 +28,8 @@ std::vector<KernelConfig> sample_configs() {
       {Algorithm::kCluster, 4, 1024, 1024, 8, ClusterGrid::kPerRow},
       {Algorithm::kBlockSplit, 8, 512, 512, 1, ClusterGrid::kResident, 6},
       {Algorithm::kBlockSplit, 8, 512, 512, 1, ClusterGrid::kResident, 7},
+      {Algorithm::kWarp, 4, 128, 32, 1, ClusterGrid::kResident, 0, true},
+      {Algorithm::kBlockRegs, 8, 1024, 1024, 1, ClusterGrid::kResident, 0, true},
   };
 }
 
@@ -56,6 +58,7 @@ TEST_CASE("equality compares every field") {
   CHECK(KernelConfig{Algorithm::kBlockSplit, 8, 512, 512, 1, ClusterGrid::kResident, 6} !=
         KernelConfig{Algorithm::kBlockSplit, 8, 512, 512, 1, ClusterGrid::kResident, 5});
   CHECK(KernelConfig{} == KernelConfig{Algorithm::kAuto, 0, 0, 0, 0});
+  CHECK(base != KernelConfig{Algorithm::kWarp, 4, 128, 32, 1, ClusterGrid::kResident, 0, true});
 }
 
 TEST_CASE("hash agrees with equality and spreads") {
@@ -83,6 +86,8 @@ TEST_CASE("to_string spells every field") {
         "cluster_smem pack=4 threads=512 group=512 cluster=4 grid=per_row");
   CHECK(KernelConfig{Algorithm::kBlockSplit, 8, 512, 512, 1, ClusterGrid::kResident, 6}.to_string() ==
         "block_split pack=8 threads=512 group=512 cluster=1 staged=6");
+  CHECK(KernelConfig{Algorithm::kWarp, 8, 128, 16, 1, ClusterGrid::kResident, 0, true}.to_string() ==
+        "warp pack=8 threads=128 group=16 cluster=1 peel");
 }
 
 TEST_CASE("JSON round trip") {
@@ -105,6 +110,13 @@ TEST_CASE("JSON round trip") {
   CHECK(KernelConfig{Algorithm::kWarp, 4, 128, 32, 1}.to_json().find("staged") == std::string::npos);
   CHECK(KernelConfig{Algorithm::kBlockSplit, 8, 512, 512, 1, ClusterGrid::kResident, 6}.to_json().find(
             "\"staged\":6") != std::string::npos);
+  // Only peeled configs write "peel", so records and cache keys of the others read as before.
+  CHECK(KernelConfig{Algorithm::kWarp, 4, 128, 32, 1}.to_json() ==
+        R"({"algorithm":"warp","pack":4,"threads":128,"group":32,"cluster":1,"cluster_grid":"resident"})");
+  CHECK(KernelConfig{Algorithm::kWarp, 4, 128, 32, 1, ClusterGrid::kResident, 0, true}.to_json().find(
+            "\"peel\":true") != std::string::npos);
+  CHECK(from_json_status(R"({"algorithm":"warp","pack":4,"threads":128,"group":32,"cluster":1,"peel":1})") ==
+        Status::kErrorInvalidArgument);
 }
 
 TEST_CASE("from_json rejects malformed text") {

@@ -81,6 +81,13 @@ TEST_CASE("a spec is a mechanical join of the config") {
   CHECK(staged.header == "block_split.cuh");
   CHECK(staged.name_expression == "kjit::block_split<0, kjit::Io<float, float>, 32000, 4, 512, 6>");
 
+  // A peeled config's Io says so; the others' names read as before.
+  KernelConfig peeled{Algorithm::kBlockRegs, 8, 256, 256, 1};
+  peeled.peel = true;
+  const RowwiseProblem odd{RowOp::kSoftmax, DType::kBF16, DType::kF32, 8, 4097, 1};
+  CHECK(rowwise_kernel_spec(odd, peeled).name_expression ==
+        "kjit::block_regs<0, kjit::Io<kjit::bf16, float, true>, 4097, 8, 256>");
+
   // Every header a spec names is one of the embedded sources.
   std::set<std::string> embedded;
   for (auto it = embedded_sources_begin(); it != embedded_sources_end(); ++it)

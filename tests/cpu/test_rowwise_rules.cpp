@@ -40,6 +40,8 @@ const Rule kRules[] = {
     // Rows in registers.
     {"a warp holds rows of up to 32 values a lane -> warp", 90, f32, f32, 65536, 1024, 0, warp, ""},
     {"16-bit rows of up to 1024 columns, held by a warp -> warp", 90, bf16, bf16, 16384, 1024, 0, warp, ""},
+    {"rows off the alignment keep the pack it allows until peeled rows are picked (kPickPeeledRows) -> warp", 90,
+     bf16, bf16, 65536, 49, 1, warp, "pack=1 threads=128 group=32 cluster=1"},
     {"a column more than a warp holds, under 32 KB a row -> block_regs", 90, f32, f32, 16384, 1025, 0, block_regs, ""},
     {"rows under 32 KB stay in a block's registers -> block_regs", 90, bf16, bf16, 8192, 4096, 0, block_regs, ""},
     {"fp32 rows under 32 KB -> block_regs", 90, f32, f32, 8192, 4096, 0, block_regs, ""},

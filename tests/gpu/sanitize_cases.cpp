@@ -36,6 +36,8 @@ struct RowCase {
   DType dtype;
   std::int64_t rows, cols;
   KernelConfig config;  // zero fields are filled in as run_with_config does
+  // Views off the vector alignment (BatchLayout's fields; 0: dense, at the allocation's start).
+  std::int64_t in_stride = 0, out_stride = 0, in_offset = 0, out_offset = 0;
 };
 
 struct TopkCase {
@@ -62,6 +64,11 @@ KernelConfig ring(int pack, int threads, int group, int cluster) {
   return {Algorithm::kRing, pack, threads, group, cluster};
 }
 KernelConfig forced(Algorithm algorithm, int cluster = 0) { return {algorithm, 0, 0, 0, cluster}; }
+KernelConfig peeled(Algorithm algorithm) {
+  KernelConfig config{algorithm};
+  config.peel = true;
+  return config;
+}
 
 // Swin windows: 49 tokens (strips and keys padded inside the kernel), a bias and a mask with
 // fully masked rows, more problems than the grid's groups so that stages are refilled.
@@ -129,6 +136,12 @@ const std::vector<Case>& cases() {
        RowCase{RowOp::kSoftmax, DType::kF32, 256, 1000, forced(Algorithm::kWarp)}, {}},
       {"block-regs", "a block a row in registers",
        RowCase{RowOp::kLogSoftmax, DType::kBF16, 64, 4097, forced(Algorithm::kBlockRegs)}, {}},
+      {"warp-peeled", "a warp a row, each dense row of an odd width on its own vector grid",
+       RowCase{RowOp::kSoftmax, DType::kBF16, 256, 49, peeled(Algorithm::kWarp)}, {}},
+      {"block-regs-peeled", "rows on their own grids, the output's shift apart: element stores",
+       RowCase{RowOp::kLogSoftmax, DType::kBF16, 64, 4097, peeled(Algorithm::kBlockRegs), 4099, 4105, 1, 3}, {}},
+      {"block-split-peeled", "staged packs of odd-width rows: whole vectors copied asynchronously",
+       RowCase{RowOp::kSoftmax, DType::kF32, 64, 32001, peeled(Algorithm::kBlockSplit)}, {}},
       {"topk-stream", "softmax + top-K, tiles streamed with a rising threshold",
        {}, TopkCase{DType::kF32, 4, 128256, 50, TopkConfig{0, 0, 0, 0, TopkAlgorithm::kStream}}},
       {"topk-resident", "softmax + top-K, the row resident over a cluster of 2",
@@ -155,6 +168,9 @@ std::string describe(const Case& c) {
     const RowCase& r = *c.row;
     text += std::string(to_string(r.op)) + " " + to_string(r.dtype) + " " + std::to_string(r.rows) + "x" +
             std::to_string(r.cols) + ", " + r.config.to_string();
+    if (r.in_stride != 0 || r.in_offset != 0 || r.out_offset != 0)
+      text += " (" + kjit::test::describe(BatchLayout{r.dtype, r.dtype, r.rows, r.cols, r.in_stride, r.out_stride,
+                                                      r.in_offset, r.out_offset}) + ")";
   } else if (c.attention) {
     text += "attention " + kjit::test::describe(c.attention->shape) + ", " + c.attention->config.to_string();
   } else {
@@ -172,7 +188,8 @@ std::uint64_t seed() {
 }
 
 std::string run_row_case(Runtime& rt, const RowCase& c, int launches) {
-  RowBatch batch(BatchLayout{c.dtype, c.dtype, c.rows, c.cols}, seed());
+  RowBatch batch(BatchLayout{c.dtype, c.dtype, c.rows, c.cols, c.in_stride, c.out_stride, c.in_offset, c.out_offset},
+                 seed());
   float* scale = c.op == RowOp::kReduceScale ? batch.scale_out() : nullptr;
   batch.reset(nullptr);
   for (int i = 0; i < launches; ++i) rt.run_with_config(c.op, batch.args(), scale, c.config, nullptr);

@@ -59,11 +59,15 @@ struct KernelConfig {
   /// kBlockSplit only: packs of a thread's share staged in shared memory (the rest are held in
   /// registers); 0 elsewhere, or "choose for me".
   int staged = 0;
+  /// kWarp, kBlockRegs, kBlockSplit only: each row is laid over its own grid of vectors from its
+  /// address at run time, whole vectors moved as one aligned access and the head and tail element
+  /// by element, so that `pack` is not bound by the alignment of the pointers and strides.
+  bool peel = false;
 
   bool operator==(const KernelConfig& other) const noexcept;
   bool operator!=(const KernelConfig& other) const noexcept { return !(*this == other); }
   /// e.g. "warp pack=4 threads=128 group=32 cluster=1"; " grid=per_row" follows for kPerRow,
-  /// " staged=N" for kBlockSplit.
+  /// " staged=N" for kBlockSplit, " peel" for peeled rows.
   std::string to_string() const;
   /// Compact JSON object text, e.g. {"algorithm":"warp","pack":4,...}.
   std::string to_json() const;

@@ -4,6 +4,7 @@
 // accesses often beat 16-byte ones on wide rows (fewer bank conflicts, more loads per thread).
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "runtime/ops/rowwise/rowwise_fit.h"
@@ -50,6 +51,26 @@ void add_register_candidates(const RowwiseProblem& p, int pack, std::vector<Kern
   if (!holds_input_words(size_of(p.in_dtype), pack, 256) && registers > kTargetHeldRegisters &&
       registers <= kMaxHeldRegisters)
     out.push_back({Algorithm::kBlockRegs, pack, 256, 256, 1});
+}
+
+/// Rows off the alignment: the register kernels on each row's own vector grid at the widest
+/// pack (KernelConfig::peel), where a warp, or a block for rows wider than a warp's packs, holds
+/// the row's span at its worst shift; block_split as its candidates take it, at the thread count
+/// that keeps the most threads resident.
+void add_peeled_candidates(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
+  if (!misaligned_rows(p)) return;
+  if (std::optional<KernelConfig> warp = fit_peeled(p, Algorithm::kWarp)) out.push_back(*warp);
+  if (p.cols <= 32 * widest_pack(p)) return;  // narrower rows leave most of a block idle
+  if (std::optional<KernelConfig> block = fit_peeled(p, Algorithm::kBlockRegs)) out.push_back(*block);
+  if (row_bytes(p) < kSplitMinRowBytes) return;
+  const int pack = widest_pack(p);
+  const RowwiseProblem span = peeled_span(p, pack);
+  for (KernelConfig c : ranked_splits(span, d, pack))
+    if (split_fit(span, d, c).blocks_per_sm >= 2) {
+      c.peel = true;
+      out.push_back(c);
+      return;
+    }
 }
 
 /// With more rows than SMs, cluster kernels at the widest pack go on both grids (the second
@@ -158,6 +179,7 @@ std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const Devi
     // than SMs there is no next tile.
     if (clusters && p.rows >= d.sm_count) add_stream_candidates(p, pack, configs);
   }
+  add_peeled_candidates(p, d, configs);
   add_split_candidates(p, d, configs);
   add_online_candidates(p, d, configs);
   if (clusters) add_ring_candidates(p, d, configs);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "kernel_sources/row_peel.cuh"
 #include "runtime/ops/rowwise/rowwise_heuristics.h"
 
 namespace kjit::rowwise {
@@ -40,8 +41,8 @@ bool fits_registers(const RowwiseProblem& p, const KernelConfig& c, std::int64_t
 
 SplitFit split_fit(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& c) {
   SplitFit fit;
-  fit.packs = split_thread_packs(p.cols, c.pack, c.threads);
-  fit.held_registers = split_held_registers(p.cols, size_of(p.in_dtype), c.pack, c.threads, c.staged);
+  fit.packs = split_thread_packs(share_cols(p, c), c.pack, c.threads);
+  fit.held_registers = split_held_registers(share_cols(p, c), size_of(p.in_dtype), c.pack, c.threads, c.staged);
   const std::int64_t by_registers = split_blocks_by_registers(static_cast<int>(p.op), c.threads, fit.held_registers);
   const std::int64_t by_threads = d.max_threads_per_sm / c.threads;
   const std::int64_t block_smem = split_smem_bytes(p, c) + d.reserved_smem_per_block + kSplitStaticSmem;
@@ -177,6 +178,21 @@ bool ring_within(const RowwiseProblem& p, const DeviceProps& d, const KernelConf
 KernelConfig online_config(int pack, int cluster) {
   const int threads = cluster <= 2 ? 1024 : 256;
   return {Algorithm::kBlockOnline, pack, threads, threads, cluster};
+}
+
+RowwiseProblem peeled_span(const RowwiseProblem& p, int pack) {
+  RowwiseProblem span = p;
+  span.cols = peeled_cols(p.cols, pack);
+  return span;
+}
+
+std::optional<KernelConfig> fit_peeled(const RowwiseProblem& p, Algorithm algorithm) {
+  const int pack = widest_pack(p);
+  const RowwiseProblem span = peeled_span(p, pack);
+  KernelConfig config = algorithm == Algorithm::kWarp ? fit_warp(span, pack) : fit_block(algorithm, span, pack);
+  if (!fits_registers(span, config, span.cols, kTargetHeldRegisters)) return std::nullopt;
+  config.peel = true;
+  return config;
 }
 
 }  // namespace kjit::rowwise

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "kjit/config.hpp"
@@ -110,5 +111,12 @@ bool ring_within(const RowwiseProblem& p, const DeviceProps& d, const KernelConf
 
 /// block_online over `cluster` blocks per row: 1024 threads for 1 or 2 blocks, 256 for more.
 KernelConfig online_config(int pack, int cluster);
+
+/// The problem as the threads of a peeled config of `pack` size their shares: the row's span at
+/// its worst shift (peeled_cols).
+RowwiseProblem peeled_span(const RowwiseProblem& p, int pack);
+/// A peeled warp or block_regs config (`algorithm`) at the widest pack, fitted to the row's span
+/// as the pick fits aligned rows; none where a thread's share would pass kTargetHeldRegisters.
+std::optional<KernelConfig> fit_peeled(const RowwiseProblem& p, Algorithm algorithm);
 
 }  // namespace kjit::rowwise

@@ -19,9 +19,10 @@ const char* device_type(DType dtype) {
   }
 }
 
-std::string join_arguments(const RowwiseProblem& problem, std::initializer_list<long long> ints) {
+std::string join_arguments(const RowwiseProblem& problem, bool peel, std::initializer_list<long long> ints) {
   std::string text = std::to_string(static_cast<int>(problem.op)) + ", kjit::Io<" +
-                     device_type(problem.in_dtype) + ", " + device_type(problem.out_dtype) + ">";
+                     device_type(problem.in_dtype) + ", " + device_type(problem.out_dtype) +
+                     (peel ? ", true>" : ">");
   for (long long value : ints) text += ", " + std::to_string(value);
   return text;
 }
@@ -30,9 +31,10 @@ std::string join_arguments(const RowwiseProblem& problem, std::initializer_list<
 
 KernelSpec rowwise_kernel_spec(const RowwiseProblem& p, const KernelConfig& c) {
   // Each algorithm's kernel is named after it, in a header of its name; its template arguments
-  // follow the config keys' order (pack, threads, group, cluster, staged), those it takes.
+  // follow the config keys' order (pack, threads, group, cluster, staged), those it takes; a
+  // peeled config's Io says so (kjit::Io<in, out, true>).
   const auto spec = [&](const std::string& name, std::initializer_list<long long> ints) {
-    return KernelSpec{name + ".cuh", "kjit::" + name + "<" + join_arguments(p, ints) + ">"};
+    return KernelSpec{name + ".cuh", "kjit::" + name + "<" + join_arguments(p, c.peel, ints) + ">"};
   };
   switch (c.algorithm) {
     case Algorithm::kWarp: return spec("warp", {p.cols, c.pack, c.threads, c.group});

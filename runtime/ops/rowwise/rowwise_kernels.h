@@ -8,6 +8,7 @@
 
 #include "kernel_sources/ring_layout.cuh"
 #include "kernel_sources/row_layout.cuh"
+#include "kernel_sources/row_peel.cuh"
 #include "kjit/config.hpp"
 #include "runtime/compiler/kernel_spec.h"
 #include "runtime/launch/launch_shape.h"
@@ -31,6 +32,17 @@ inline bool takes_cluster_size(Algorithm algorithm) noexcept {
 /// a row the whole block: group == threads).
 inline bool takes_row_groups(Algorithm algorithm) noexcept {
   return algorithm == Algorithm::kWarp || algorithm == Algorithm::kStream;
+}
+
+/// Whether an algorithm lays rows over their own vector grids when KernelConfig::peel is set.
+inline bool takes_peel(Algorithm algorithm) noexcept {
+  return algorithm == Algorithm::kWarp || algorithm == Algorithm::kBlockRegs || algorithm == Algorithm::kBlockSplit;
+}
+
+/// Columns a thread's share is sized for (the kernels' kShareCols): a peeled row's span at its
+/// worst shift, else the row.
+inline std::int64_t share_cols(const RowwiseProblem& problem, const KernelConfig& config) noexcept {
+  return config.peel ? peeled_cols(problem.cols, config.pack) : problem.cols;
 }
 
 /// Whether a ring config's consumers are two groups taking turns over the rows (group =

@@ -54,9 +54,18 @@ KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int 
   return {Algorithm::kClusterSmem, pack, 512, 512, cluster, ClusterGrid::kPerRow};
 }
 
+/// Rows off the alignment on their own vector grids at the widest pack, in a warp or a block's
+/// registers (kPickPeeledRows).
+std::optional<KernelConfig> peeled_pick(const RowwiseProblem& p) {
+  if (!kPickPeeledRows || !misaligned_rows(p)) return std::nullopt;
+  if (std::optional<KernelConfig> warp = fit_peeled(p, Algorithm::kWarp)) return warp;
+  return fit_peeled(p, Algorithm::kBlockRegs);
+}
+
 }  // namespace
 
 KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d) {
+  if (const std::optional<KernelConfig> peeled = peeled_pick(p)) return *peeled;
   const int pack = p.max_pack;
   // Rows a warp (or part of one) holds in registers.
   if (KernelConfig warp = fit_warp(p, pack); fits_registers(p, warp, p.cols, kTargetHeldRegisters)) return warp;
@@ -90,22 +99,24 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
 
 KernelConfig complete_rowwise_config(const RowwiseProblem& p, const DeviceProps& d, KernelConfig partial) {
   if (partial.algorithm == Algorithm::kAuto) return choose_rowwise_config(p, d);
-  const int pack = partial.pack > 0 ? partial.pack : p.max_pack;
+  const int pack = partial.pack > 0 ? partial.pack : partial.peel ? widest_pack(p) : p.max_pack;
+  // A peeled row's threads hold its span at the worst shift.
+  const RowwiseProblem share = partial.peel ? peeled_span(p, pack) : p;
   KernelConfig fitted;
   switch (partial.algorithm) {
-    case Algorithm::kWarp: fitted = fit_warp(p, pack); break;
+    case Algorithm::kWarp: fitted = fit_warp(share, pack); break;
     case Algorithm::kCluster: fitted = fit_cluster(p, d, pack); break;
     case Algorithm::kStream: fitted = fit_stream(p, d, pack); break;
     case Algorithm::kRing: fitted = ring_config(p); break;
     case Algorithm::kBlockSplit:
-      fitted = partial.threads > 0 ? fit_split(p, d, pack, partial.threads) : fit_split(p, d, pack);
+      fitted = partial.threads > 0 ? fit_split(share, d, pack, partial.threads) : fit_split(share, d, pack);
       break;
     case Algorithm::kClusterSmem:
       fitted = fit_smem(p, pack, true);
       fitted.algorithm = Algorithm::kClusterSmem;
       fitted.cluster = std::max(fitted.cluster, 2);
       break;
-    default: fitted = fit_block(partial.algorithm, p, pack); break;
+    default: fitted = fit_block(partial.algorithm, share, pack); break;
   }
   if (partial.threads > 0) fitted.threads = partial.threads;
   if (partial.group > 0)
@@ -117,6 +128,7 @@ KernelConfig complete_rowwise_config(const RowwiseProblem& p, const DeviceProps&
   if (partial.cluster > 0) fitted.cluster = partial.cluster;
   if (partial.staged > 0) fitted.staged = partial.staged;
   fitted.cluster_grid = partial.cluster_grid;
+  fitted.peel = partial.peel;
   return fitted;
 }
 

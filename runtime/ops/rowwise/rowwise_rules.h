@@ -4,8 +4,10 @@
 // behind them are in bench/RESULTS.md and docs/experiments/.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
+#include "kernel_sources/row_layout.cuh"
 #include "kjit/types.hpp"
 #include "runtime/driver/context.h"
 #include "runtime/ops/rowwise/rowwise_problem.h"
@@ -30,6 +32,18 @@ constexpr std::int64_t kFewRowsRingMinRowBytes = 128 * 1024;
 /// Clusters just under 16 blocks whose slices still fit one chunk: the H100's GPCs hold one more
 /// of them at once than of 16 (8 against 7), and each width fills its chunks differently.
 constexpr int kNearlyFullClusters[] = {15, 14};
+
+/// Whether the heuristic picks peeled rows (KernelConfig::peel) for rows off the widest pack's
+/// alignment: not until a GPU has checked and timed them; the tuner's candidates include them.
+constexpr bool kPickPeeledRows = false;
+
+/// The widest pack the element sizes allow (16 bytes of the wider type), whatever the alignment.
+inline int widest_pack(const RowwiseProblem& p) {
+  return kMaxPackBytes / std::max(size_of(p.in_dtype), size_of(p.out_dtype));
+}
+
+/// Rows whose pointers or strides keep them off the widest pack's alignment.
+inline bool misaligned_rows(const RowwiseProblem& p) { return p.max_pack < widest_pack(p); }
 
 /// Bytes of one row's input.
 inline std::int64_t row_bytes(const RowwiseProblem& p) { return p.cols * size_of(p.in_dtype); }

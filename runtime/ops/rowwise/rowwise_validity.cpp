@@ -23,18 +23,19 @@ std::string why_not_threads(const KernelConfig& c) {
   if (c.cluster_grid != ClusterGrid::kResident && !takes_cluster_grid(c.algorithm))
     return "cluster_grid per_row applies to the cluster and cluster_smem algorithms only";
   if (c.staged != 0 && c.algorithm != Algorithm::kBlockSplit) return "staged applies to block_split only";
+  if (c.peel && !takes_peel(c.algorithm)) return "peel applies to warp, block_regs and block_split only";
   return {};
 }
 
 std::string why_not_warp(const RowwiseProblem& p, const KernelConfig& c) {
   if (!is_pow2(c.group) || c.group > 32) return "warp: group must be a power of two <= 32";
   if (c.threads % c.group != 0) return "warp: threads must be a multiple of group";
-  if (!fits_registers(p, c, p.cols, kMaxHeldRegisters)) return "warp: more than 64 values per thread";
+  if (!fits_registers(p, c, share_cols(p, c), kMaxHeldRegisters)) return "warp: more than 64 values per thread";
   return {};
 }
 
 std::string why_not_block_regs(const RowwiseProblem& p, const KernelConfig& c) {
-  if (!fits_registers(p, c, p.cols, kMaxHeldRegisters))
+  if (!fits_registers(p, c, share_cols(p, c), kMaxHeldRegisters))
     return "block_regs: more than 64 values per thread (128 of 16 bits, held two to a register)";
   return {};
 }
@@ -151,7 +152,11 @@ std::string why_not_algorithm(const RowwiseProblem& p, const DeviceProps& d, con
 }  // namespace
 
 std::string why_not_rowwise(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& c) {
-  if (!is_pow2(c.pack) || c.pack > p.max_pack)
+  // Peeled rows take whole vectors wherever a row's own grid gives them, whatever the alignment.
+  if (c.peel && (!is_pow2(c.pack) || c.pack > widest_pack(p)))
+    return "pack " + std::to_string(c.pack) + " is not a power of two <= the element sizes allow (" +
+           std::to_string(widest_pack(p)) + ")";
+  if (!c.peel && (!is_pow2(c.pack) || c.pack > p.max_pack))
     return "pack " + std::to_string(c.pack) + " is not a power of two <= the alignment allows (" +
            std::to_string(p.max_pack) + ")";
   if (c.pack * std::max(size_of(p.in_dtype), size_of(p.out_dtype)) > kMaxPackBytes) return "a pack is at most 16 bytes";

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// Vector loads and stores on a row's own grid (row_peel.cuh): a vector wholly inside the row is
+// one aligned access, the head's and tail's vectors go element by element, and no element
+// outside the row is read or written.
+#pragma once
+
+#include "pack.cuh"
+#include "row_peel.cuh"
+
+namespace kjit {
+
+/// Whether column `col` is inside a row of `cols`.
+__device__ __forceinline__ bool inside_row(int col, int cols) { return col >= 0 && col < cols; }
+
+/// Loads the vector whose first column is `col` (negative for a head that starts inside it) of a
+/// row of `cols` as floats; columns outside the row read as `fill`.
+template <typename T, int N>
+__device__ __forceinline__ void load_peeled_pack(const T* row, int col, int cols, float fill, float* dst) {
+  if (whole_vector(col, N, cols)) {
+    load_pack<T, N>(row, col, col + N, fill, dst);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) dst[i] = inside_row(col + i, cols) ? to_float(row[col + i]) : fill;
+  }
+}
+
+/// The same vector as the words one vector load fills (see load_word_pack).
+template <typename T, int N>
+__device__ __forceinline__ WordPack<T, N> load_peeled_word_pack(const T* row, int col, int cols, T fill) {
+  if (whole_vector(col, N, cols)) return load_word_pack<T, N>(row, col, col + N, fill);
+  PackBits<T, N> bits;
+#pragma unroll
+  for (int i = 0; i < N; ++i) bits.pack.v[i] = inside_row(col + i, cols) ? row[col + i] : fill;
+  return words_of<T, N>(bits);
+}
+
+/// The same vector as stored, for copies into shared memory (see load_raw_pack).
+template <typename T, int N>
+__device__ __forceinline__ PackOf<T, N> load_peeled_raw_pack(const T* row, int col, int cols, T fill) {
+  if (whole_vector(col, N, cols)) return load_raw_pack<T, N>(row, col, col + N, fill);
+  PackOf<T, N> p;
+#pragma unroll
+  for (int i = 0; i < N; ++i) p.v[i] = inside_row(col + i, cols) ? row[col + i] : fill;
+  return p;
+}
+
+/// Stores N floats converted to T as the vector whose first column is `col` of a row of `cols`:
+/// whole where `on_grid` (the row's output starts at the input's lead, so the vector is aligned
+/// here too) and it is inside the row, else element by element, only the columns inside.
+template <typename T, int N>
+__device__ __forceinline__ void store_peeled_pack(T* row, int col, int cols, const float* src, bool on_grid) {
+  if (on_grid && whole_vector(col, N, cols)) {
+    store_pack<T, N>(row, col, col + N, src);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      if (inside_row(col + i, cols)) row[col + i] = from_float<T>(src[i]);
+  }
+}
+
+/// store_peeled_pack with a whole vector forced into one vector store (see store_pack_words).
+template <typename T, int N>
+__device__ __forceinline__ void store_peeled_words(T* row, int col, int cols, const float* src, bool on_grid) {
+  if constexpr (N * sizeof(T) >= 4) {
+    if (on_grid && whole_vector(col, N, cols)) {
+      store_words<T, N>(row + col, src);
+      return;
+    }
+  }
+  store_peeled_pack<T, N>(row, col, cols, src, on_grid);
+}
+
+/// Loads a thread's share of a peeled row into `held` (a HeldRow): the vector at column
+/// first_col + p * col_step for pack p. 16-bit shares wholly inside the row take one check, so
+/// their loads go out together (see load_packs).
+template <typename Held>
+__device__ __forceinline__ void load_peeled_share(Held& held, const typename Held::Input* row, int first_col,
+                                                  int col_step, int cols) {
+  constexpr int kPack = Held::kPackSize, kPacks = Held::kPacks;
+  if (sizeof(typename Held::Input) == 2 && first_col >= 0 && first_col + (kPacks - 1) * col_step + kPack <= cols) {
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p) {
+      const int col = first_col + p * col_step;
+      held.load(p, row, col, col + kPack);  // the bounds check folds away
+    }
+  } else {
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p) held.load_peeled(p, row, first_col + p * col_step, cols);
+  }
+}
+
+}  // namespace kjit

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// Peeled configs (KernelConfig::peel) on the host: which can run (any alignment, the widest pack,
+// warp, block_regs and block_split, shares sized for the worst shift), their completion, and the
+// tuner's candidates for rows off the alignment, which the pick does not take yet
+// (kPickPeeledRows).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "kjit/kjit.hpp"
+#include "runtime/driver/nominal_device.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
+#include "runtime/ops/rowwise/rowwise_problem.h"
+
+using namespace kjit;
+
+namespace {
+
+struct DTypePair {
+  DType in, out;
+};
+const DTypePair kDTypes[] = {{DType::kF32, DType::kF32},  {DType::kF16, DType::kF16},
+                             {DType::kBF16, DType::kBF16}, {DType::kF32, DType::kBF16},
+                             {DType::kBF16, DType::kF32},  {DType::kF16, DType::kF32}};
+
+std::string describe(const RowwiseProblem& p, const DeviceProps& device) {
+  return std::string(to_string(p.op)) + " " + to_string(p.in_dtype) + "->" + to_string(p.out_dtype) +
+         " rows=" + std::to_string(p.rows) + " cols=" + std::to_string(p.cols) +
+         " max_pack=" + std::to_string(p.max_pack) + " sm_" + std::to_string(device.arch);
+}
+
+}  // namespace
+
+TEST_CASE("peeled configs run any alignment at the widest pack, in warp and block_regs, sized for the worst shift") {
+  const DeviceProps h100 = nominal_device(90);
+  const RowwiseProblem odd{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 1001, 1};
+  auto why = [&](const RowwiseProblem& p, KernelConfig c, bool peel) {
+    c.peel = peel;
+    return why_not_rowwise(p, h100, c);
+  };
+  CHECK(why(odd, {Algorithm::kWarp, 4, 128, 32, 1}, false).find("pack") != std::string::npos);
+  CHECK(why(odd, {Algorithm::kWarp, 4, 128, 32, 1}, true) == "");
+  CHECK(why(odd, {Algorithm::kBlockRegs, 4, 128, 128, 1}, true) == "");
+  CHECK(why(odd, {Algorithm::kWarp, 8, 128, 32, 1}, true).find("pack") != std::string::npos);
+  CHECK(why(odd, {Algorithm::kBlockSmem, 4, 512, 512, 1}, true).find("peel") != std::string::npos);
+  CHECK(why(odd, {Algorithm::kBlockOnline, 4, 512, 512, 1}, true).find("peel") != std::string::npos);
+  KernelConfig split{Algorithm::kBlockSplit, 4, 256, 256, 1};
+  split.staged = 1;
+  CHECK(why(odd, split, false).find("pack") != std::string::npos);
+  CHECK(why(odd, split, true) == "");
+  CHECK(why(odd, {Algorithm::kCluster, 4, 256, 256, 2}, true).find("peel") != std::string::npos);
+  // 2048 fp32 values over a warp at pack 4 are 64 a thread; a peeled row may span 2051.
+  const RowwiseProblem full{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 2048, 1};
+  CHECK(why(full, {Algorithm::kWarp, 1, 128, 32, 1}, false) == "");
+  CHECK(why(full, {Algorithm::kWarp, 4, 128, 32, 1}, true).find("64 values") != std::string::npos);
+  // Completing a peeled config takes the widest pack and sizes it for the span.
+  KernelConfig partial{Algorithm::kWarp};
+  partial.peel = true;
+  const KernelConfig done = complete_rowwise_config(odd, h100, partial);
+  CHECK(done.peel);
+  CHECK(done.pack == 4);
+  CHECK(why_not_rowwise(odd, h100, done) == "");
+}
+
+TEST_CASE("misaligned rows get peeled register candidates; the pick takes none yet") {
+  const std::int64_t shapes[][2] = {{65536, 49}, {100000, 99}, {16384, 1001}, {4096, 4095}, {4096, 50257}};
+  int peeled = 0;
+  for (const DeviceProps& d : {nominal_device(80), nominal_device(90)})
+    for (const DTypePair& pair : kDTypes)
+      for (const auto& shape : shapes) {
+        const int widest = 16 / std::max(size_of(pair.in), size_of(pair.out));
+        for (int max_pack = 1; max_pack <= widest; max_pack *= 2) {
+          const RowwiseProblem p{RowOp::kSoftmax, pair.in, pair.out, shape[0], shape[1], max_pack};
+          CAPTURE(describe(p, d));
+          // Not until kPickPeeledRows is turned on, once a GPU has checked and timed them.
+          const KernelConfig pick = choose_rowwise_config(p, d);
+          CHECK_FALSE(pick.peel);
+          CHECK(pick.pack <= max_pack);
+          for (const KernelConfig& c : rowwise_candidates(p, d)) {
+            CAPTURE(c.to_string());
+            CHECK(why_not_rowwise(p, d, c) == "");
+            if (!c.peel) {
+              CHECK(c.pack <= max_pack);
+              continue;
+            }
+            ++peeled;
+            CHECK(max_pack < widest);
+            CHECK(c.pack == widest);
+            CHECK(takes_peel(c.algorithm));
+          }
+        }
+      }
+  CHECK(peeled > 0);
+  MESSAGE(peeled << " peeled candidates");
+}
