@@ -14,7 +14,7 @@ PATH_TITLES = {"kjit": "kjit", "seed": "seed", "eager": "bmm-softmax-bmm", "sdpa
                "sdpa_cudnn": "SDPA cuDNN", "compile": "torch.compile", "sdpa": "SDPA default"}
 SWIN_MASK_VALUE = -100.0  # what Swin adds between tokens of different regions of a shifted window
 SHORT_DTYPES = {"f16": "float16", "bf16": "bfloat16"}
-ISSUE_COPY_GBPS = 3000.0  # the H100 copy bandwidth of the issue's floors: --list's default
+FLOOR_COPY_GBPS = 3000.0  # the H100 copy bandwidth the floors assume: --list's default
 
 
 @dataclass(frozen=True)
@@ -29,8 +29,8 @@ class Case:
     dv: int
     mask_windows: int = 0  # 0: no mask
     bias: bool = False
-    issue_dtypes: tuple = ("bfloat16",)  # the dtypes the issue measured; --quick runs only these
-    target_us: float = None  # the issue's limit for kjit, per dtype
+    target_dtypes: tuple = ("bfloat16",)  # the dtypes the targets name; --quick runs only these
+    target_us: float = None  # kjit's time target, per dtype
 
     def problems(self):
         return self.batch * self.heads
@@ -69,11 +69,11 @@ class Case:
 
 CASES = [
     Case("tile16", "65536 problems, 16x16, D=16 (the seed's case)", 65536, 1, 16, 16, 16, 16,
-         issue_dtypes=("float16",), target_us=55.0),
+         target_dtypes=("float16",), target_us=55.0),
     Case("window_masked", "windows 49x49, D=32, bias + shifted-window mask", 4096, 4, 49, 49, 32,
-         32, mask_windows=64, bias=True, issue_dtypes=("float16", "bfloat16"), target_us=85.0),
+         32, mask_windows=64, bias=True, target_dtypes=("float16", "bfloat16"), target_us=85.0),
     Case("window", "windows 49x49, D=32, no bias or mask", 4096, 4, 49, 49, 32, 32,
-         issue_dtypes=("float16",), target_us=80.0),
+         target_dtypes=("float16",), target_us=80.0),
     Case("s64", "64x64, D=64", 2048, 8, 64, 64, 64, 64, target_us=190.0),
     Case("s128", "128x128, D=128", 512, 8, 128, 128, 128, 128, target_us=182.0),
     Case("vit197", "197x197, D=64 (a ViT-B/16 image)", 256, 12, 197, 197, 64, 64,
@@ -100,7 +100,7 @@ def runs_for(quick, listed):
     if listed:
         return parse_cases(listed)
     if quick:
-        return [(c, dt) for c in CASES for dt in c.issue_dtypes]
+        return [(c, dt) for c in CASES for dt in c.target_dtypes]
     return [(c, dt) for c in CASES for dt in DTYPE_BYTES]
 
 

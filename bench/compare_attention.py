@@ -28,7 +28,7 @@ import time
 
 import seed_attention
 from attention_args import AttentionArgs
-from attention_cases import (CASES, DTYPE_BYTES, ISSUE_COPY_GBPS, PATH_TITLES, PATHS,
+from attention_cases import (CASES, DTYPE_BYTES, FLOOR_COPY_GBPS, PATH_TITLES, PATHS,
                              SWIN_MASK_VALUE, TORCH_PATHS, list_lines, runs_for)
 
 FAILED = ("FAIL", "ERROR", "missing")  # kjit states that make the exit status 1
@@ -108,7 +108,7 @@ def run_label(run):
 
 
 def evaluate_targets(runs):
-    """The issue's targets, each met, missed or not measured, with the numbers behind it."""
+    """The targets, each met, missed or not measured, with the numbers behind it."""
     targets = []
 
     def add(text, results):
@@ -272,7 +272,7 @@ def main():
     parser.add_argument("lib", nargs="?", help="path to libkjit.so")
     parser.add_argument("--out", help="write the markdown table and targets here")
     parser.add_argument("--json", help="write the runs and targets here as JSON")
-    parser.add_argument("--quick", action="store_true", help="each case in the issue's dtypes only")
+    parser.add_argument("--quick", action="store_true", help="each case in its target dtypes only")
     parser.add_argument("--cases", help="only these: NAME[:f16|bf16],... (no dtype: both)")
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
     parser.add_argument("--paths", help=f"time only these: {','.join(PATHS)} (default: all)")
@@ -281,7 +281,7 @@ def main():
                              "that one table can be measured over several calls")
     parser.add_argument("--list", "--dry-run", action="store_true", dest="list",
                         help="print the cases and their floors; no GPU or torch needed")
-    parser.add_argument("--copy-gbps", type=float, default=ISSUE_COPY_GBPS,
+    parser.add_argument("--copy-gbps", type=float, default=FLOOR_COPY_GBPS,
                         help="copy bandwidth for --list's floors, GB/s read + write (default: "
                              "the H100's measured)")
     args = parser.parse_args()

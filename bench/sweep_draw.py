@@ -17,7 +17,7 @@ from rotation import WORKING_SET, rotation_sets
 
 MIN_COLS, MAX_COLS = 1, 1 << 20
 MIN_ELEMENTS, MAX_ELEMENTS = 1 << 10, 1 << 28
-LARGE_ELEMENTS = 1 << 24  # the issue's targets on % of copy apply from here up
+LARGE_ELEMENTS = 1 << 24  # the targets on % of copy apply from here up
 NARROW_COLS = 64
 VECTOR_BYTES = 16
 SIZE = {"f32": 4, "bf16": 2, "f16": 2}
@@ -123,7 +123,7 @@ def call_pack(in_dtype, out_dtype, rows, in_address, out_address, in_stride, out
 
 
 def target_class(rows, cols):
-    """The issue's classes: "large" (>= 16M elements and >= 64 columns), "narrow" (< 64
+    """The target classes: "large" (>= 16M elements and >= 64 columns), "narrow" (< 64
     columns, any size) and "rest"."""
     if cols < NARROW_COLS:
         return "narrow"
@@ -217,8 +217,8 @@ ATTENTION = [(49, 768, "Swin 7x7 window"), (64, 768, "8x8 patches"), (77, 768, "
              (4096, 16, "a 64x64 latent (batch 2, 8 heads)")]
 HIDDEN = [(768, "BERT-base / ViT-B hidden"), (1000, "ImageNet classes"), (4096, "Llama 7B hidden")]
 HIDDEN_ROWS = 16384  # tokens: 8 sequences of 2048
-# The issue's four shapes with a time target (us), each a softmax.
-ISSUE_TARGETS = [("bf16", 4096, 50257, 305.0), ("bf16", 8192, 32001, 390.0),
+# The four shapes with a time target (us), each a softmax.
+TIME_TARGETS = [("bf16", 4096, 50257, 305.0), ("bf16", 8192, 32001, 390.0),
                  ("f16", 65536, 49, 6.0), ("f32", 100000, 96, 28.0)]
 MODEL_DTYPES = ("bf16", "f32")
 
@@ -226,7 +226,7 @@ MODEL_DTYPES = ("bf16", "f32")
 def model_shapes():
     """The fixed table: vocabularies (softmax, log_softmax), attention scores (softmax) and hidden
     sizes (softmax, reduce_scale), bf16 and fp32, contiguous and aligned as torch allocates them;
-    then the issue's target shapes not already among them."""
+    then the target shapes not already among them."""
     shapes = []
     for dtype in MODEL_DTYPES:
         for cols, model in VOCABULARIES:
@@ -241,11 +241,11 @@ def model_shapes():
             for op in ("softmax", "reduce_scale"):
                 shapes.append(dense(op, dtype, dtype, HIDDEN_ROWS, cols, "hidden",
                                     f"{model}; {HIDDEN_ROWS} tokens"))
-    for dtype, rows, cols, target_us in ISSUE_TARGETS:
+    for dtype, rows, cols, target_us in TIME_TARGETS:
         found = [s for s in shapes if (s["op"], s["in"], s["rows"], s["cols"]) ==
                  ("softmax", dtype, rows, cols)]
         if not found:
-            found = [dense("softmax", dtype, dtype, rows, cols, "issue target", "issue 36")]
+            found = [dense("softmax", dtype, dtype, rows, cols, "time target", "a shape with a time target")]
             shapes += found
         found[0]["target_us"] = target_us
     return shapes

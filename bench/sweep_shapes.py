@@ -13,7 +13,7 @@ tensor; then kjit (libkjit's C API through ctypes) and torch on the same input t
 writes a new contiguous output: its ops take none), each timed as many launches captured in one
 CUDA graph and replayed (median of CUDA-event timings after warm-up), inputs rotating over more
 than twice the L2. % of copy is over the copy bandwidth measured in the same process. Reports the
-distribution by the issue's classes, the targets, and the worst 10 shapes by % of copy and by
+distribution by target class, the targets, and the worst 10 shapes by % of copy and by
 speed beside torch (with kjit's kernel and kjit_explain's config).
 
 The defaults (250 shapes after the model table's 111 cells) are meant to take about 5-6 minutes

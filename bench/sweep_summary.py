@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """What sweep_shapes.py measured, summed up: the distribution of % of copy bandwidth and of the
-speed ratio to torch by the issue's classes, its targets met or missed, the worst shapes, the
+speed ratio to torch by target class, its targets met or missed, the worst shapes, the
 model table. Works on the JSON's plain dicts, without torch, so that results_report.py renders
 the same section from a run's file (even one cut short: everything is computed from the cases).
 """
@@ -228,7 +228,7 @@ def section_lines(data):
                   "(a decode step of 64 sequences) and 4096 (tokens of a prefill or training "
                   "chunk); attention scores at batch x heads x queries rows (768 = batch 64 x 12 "
                   "heads, fewer for 1024 and 4096 keys so that the scores stay under 256M "
-                  "elements); hidden sizes at 16384 tokens. `target` is the issue's time target "
+                  "elements); hidden sizes at 16384 tokens. `target` is the time target "
                   "for that shape.", ""]
         lines += model_lines(models)
     return lines

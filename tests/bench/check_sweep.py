@@ -3,7 +3,7 @@
 """The shape sweep without a GPU: `sweep_shapes.py --list` with a fixed seed draws shapes with the
 promised properties (sizes and widths in range, odd and prime widths, every layout, either side
 misaligned alone and both, every op and dtype pair, the memory cap kept), the same ones each time;
-its summary sorts results into the issue's classes and targets; results_report.py renders a sweep
+its summary sorts results into the target classes and targets; results_report.py renders a sweep
 only when there is one. Needs no torch. Exits non-zero naming each failed check."""
 import json
 import pathlib
