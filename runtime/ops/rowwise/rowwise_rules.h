@@ -31,6 +31,10 @@ constexpr std::int64_t kFewRowsRingMinRowBytes = 128 * 1024;
 /// of them at once than of 16 (8 against 7), and each width fills its chunks differently.
 constexpr int kNearlyFullClusters[] = {15, 14};
 
+/// Whether the pick takes flat_tile for dense rows of up to 256 columns: off until the GPU runs
+/// show its outputs right and its times ahead of the warp kernel there (it is a tuning candidate).
+constexpr bool kPickFlatTiles = false;
+
 /// Bytes of one row's input.
 inline std::int64_t row_bytes(const RowwiseProblem& p) { return p.cols * size_of(p.in_dtype); }
 
