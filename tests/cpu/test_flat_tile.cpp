@@ -249,3 +249,16 @@ TEST_CASE("the tuner's candidates take flat_tile for dense narrow rows; the pick
   }
   MESSAGE(with_tiles << " dense narrow problems with flat_tile candidates");
 }
+
+TEST_CASE("a flat_tile config reads and writes as the others do") {
+  const KernelConfig tile{Algorithm::kFlatTile, 1, 256, 16, 1};
+  CHECK(tile.to_string() == "flat_tile pack=1 threads=256 group=16 cluster=1");
+  CHECK(tile.to_json() ==
+        R"({"algorithm":"flat_tile","pack":1,"threads":256,"group":16,"cluster":1,"cluster_grid":"resident"})");
+  CHECK(KernelConfig::from_json(tile.to_json()) == tile);
+  const RowwiseProblem p = dense_problem(RowOp::kLogSoftmax, DType::kBF16, DType::kF32, 100000, 100);
+  const KernelSpec spec = rowwise_kernel_spec(p, tile);
+  CHECK(spec.header == "flat_tile.cuh");
+  CHECK(spec.name_expression == "kjit::flat_tile<1, kjit::Io<kjit::bf16, float>, 100, 256, 16, " +
+                                    std::to_string(flat_tile_rows(p, tile)) + ">");
+}
