@@ -62,7 +62,8 @@ std::string check_spans(std::int64_t rows, std::int64_t cols, int elem_bytes, in
     if (span.units * kFlatTileUnitBytes > buffer) return "units past the shared buffer";
     if (span.shift + static_cast<long long>(span.elements) * elem_bytes > buffer) return "span past the shared buffer";
     for (int unit = 0; unit < span.units; ++unit) {
-      const unsigned long long unit_start = start - span.shift + static_cast<unsigned long long>(unit) * kFlatTileUnitBytes;
+      const unsigned long long unit_start =
+          start - span.shift + static_cast<unsigned long long>(unit) * kFlatTileUnitBytes;
       if (unit_start % kFlatTileUnitBytes != 0) return "unit not 16-byte aligned";
       long long first = 0, end = 0;
       if (flat_unit_whole(span, unit, elem_bytes)) {
