@@ -212,6 +212,11 @@ TEST_CASE("dense rows are those whose strides both equal cols, or one row") {
   padded.dense = false;
   CHECK_FALSE(key_of(dense) == key_of(padded));
   CHECK(RowwiseFamily::key_fields(key_of(dense)) == RowwiseFamily::key_fields(key_of(padded)));
+  // A call described as JSON (the tools, the tuner's class) is contiguous: dense.
+  const RowwiseProblem described = RowwiseFamily::problem_from_json(
+      nlohmann::json{{"op", "softmax"}, {"dtype", "f16"}, {"rows", 65536}, {"cols", 49}});
+  CHECK(described.dense);
+  CHECK(described.max_pack == 1);
 }
 
 TEST_CASE("the tuner's candidates take flat_tile for dense narrow rows; the pick is unchanged") {
