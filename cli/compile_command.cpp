@@ -64,7 +64,7 @@ void add_compile_command(CLI::App& app) {
   command->add_option("--arch", flags->arch, "target, e.g. sm_90 (default: this GPU)");
   command->add_option("--algorithm", flags->algorithm,
                       "auto, or an algorithm of the op (softmax: warp, block_regs, block_smem, "
-                      "block_online, cluster, cluster_smem, stream, ring, block_split; "
+                      "block_online, cluster, cluster_smem, stream, ring, block_split, flat_tile; "
                       "softmax_topk: stream, resident; attention: tile)");
   command->add_flag("--json", flags->json, "print JSON");
   command->callback([flags] { run_compile(*flags); });

@@ -62,6 +62,7 @@ const char* to_string(Algorithm algorithm) noexcept {
     case Algorithm::kStream: return "stream";
     case Algorithm::kRing: return "ring";
     case Algorithm::kBlockSplit: return "block_split";
+    case Algorithm::kFlatTile: return "flat_tile";
   }
   return "unknown";
 }
@@ -70,12 +71,12 @@ Algorithm parse_algorithm(const std::string& text) {
   for (Algorithm algorithm : {Algorithm::kAuto, Algorithm::kWarp, Algorithm::kBlockRegs,
                               Algorithm::kBlockSmem, Algorithm::kBlockOnline, Algorithm::kCluster,
                               Algorithm::kClusterSmem, Algorithm::kStream, Algorithm::kRing,
-                              Algorithm::kBlockSplit})
+                              Algorithm::kBlockSplit, Algorithm::kFlatTile})
     if (text == to_string(algorithm)) return algorithm;
   throw Error(Status::kErrorInvalidArgument,
               "algorithm '" + text +
                   "' is not one of auto, warp, block_regs, block_smem, block_online, cluster, cluster_smem, "
-                  "stream, ring, block_split");
+                  "stream, ring, block_split, flat_tile");
 }
 
 const char* to_string(ClusterGrid grid) noexcept {

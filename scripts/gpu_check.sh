@@ -7,8 +7,10 @@
 # beside torch's), then write $OUT/RESULTS.md from their outputs (bench/results_report.py;
 # copy it to bench/RESULTS.md). Logs go to $OUT (default ./out).
 #   bash scripts/gpu_check.sh [--quick]
-# STEPS="build tests demo bench host tune torch topk sweep python topk_tune sanitize attention"
+# STEPS="build tests demo bench host tune torch topk sweep python topk_tune flat_tile sanitize attention"
 # (the default: all but topk_tune, which prints every top-K candidate's time at a few shapes;
+# flat_tile, which prints every row-wise candidate's time at dense narrow shapes (FLAT_TILE_SHAPES,
+# op:dtype:out_dtype:rows:cols ...), flat_tile among them;
 # sanitize, compute-sanitizer over every kernel family: scripts/sanitize_gpu.sh; and attention,
 # batched small-tile attention beside torch and seed 004's kernel: bench/compare_attention.py)
 # picks steps, so a run can be split over calls with a time limit; the build folder is reused.
@@ -157,6 +159,19 @@ if wants topk_tune; then
     IFS=: read -r dtype rows cols k <<<"$shape"
     "$BUILD/cli/kjit" tune --op softmax_topk --dtype "$dtype" --rows "$rows" --cols "$cols" \
       --k "$k" --cache-dir "$cache" 2>&1 | tee -a "$OUT/topk_tune.log" || status=1
+  done
+  rm -rf "$cache"
+fi
+if wants flat_tile; then
+  step "row-wise candidates at dense narrow shapes (flat_tile beside the pick)"
+  cache=$(mktemp -d)
+  for shape in ${FLAT_TILE_SHAPES:-softmax:f16:f16:65536:49 softmax:bf16:bf16:100000:100 \
+      softmax:f32:f32:100000:96 log_softmax:f16:f16:65536:49 reduce_scale:bf16:bf16:100000:100 \
+      softmax:bf16:f32:65536:77 softmax:f16:f16:1000000:7 softmax:f32:f32:262144:33 \
+      softmax:bf16:bf16:65536:197 softmax:f16:f16:65536:256}; do
+    IFS=: read -r op dtype out_dtype rows cols <<<"$shape"
+    "$BUILD/cli/kjit" tune --op "$op" --dtype "$dtype" --out-dtype "$out_dtype" --rows "$rows" \
+      --cols "$cols" --cache-dir "$cache" 2>&1 | tee -a "$OUT/flat_tile_tune.log" || status=1
   done
   rm -rf "$cache"
 fi

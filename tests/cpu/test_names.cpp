@@ -15,7 +15,8 @@ TEST_CASE("algorithm names round trip") {
   const Algorithm all[] = {Algorithm::kAuto,        Algorithm::kWarp,    Algorithm::kBlockRegs,
                            Algorithm::kBlockSmem,   Algorithm::kBlockOnline,
                            Algorithm::kCluster,     Algorithm::kClusterSmem,
-                           Algorithm::kStream,      Algorithm::kRing,    Algorithm::kBlockSplit};
+                           Algorithm::kStream,      Algorithm::kRing,    Algorithm::kBlockSplit,
+                           Algorithm::kFlatTile};
   std::set<std::string> seen;
   for (Algorithm algorithm : all) {
     const std::string name = to_string(algorithm);
@@ -26,6 +27,7 @@ TEST_CASE("algorithm names round trip") {
   CHECK(std::string(to_string(Algorithm::kWarp)) == "warp");
   CHECK(std::string(to_string(Algorithm::kRing)) == "ring");
   CHECK(std::string(to_string(Algorithm::kBlockSplit)) == "block_split");
+  CHECK(std::string(to_string(Algorithm::kFlatTile)) == "flat_tile");
 }
 
 TEST_CASE("top-K algorithm names round trip") {

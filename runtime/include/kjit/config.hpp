@@ -24,10 +24,12 @@ enum class Algorithm : int {
                     ///< turns over the rows (`group`); a cluster per row if cluster > 1
   kBlockSplit = 9,  ///< a block per row: `staged` packs a thread copied to shared memory
                     ///< asynchronously, the rest of its share in registers
+  kFlatTile = 10,   ///< dense rows of up to 256 columns: a block's consecutive rows as one span
+                    ///< moved in 16-byte units, split into rows on chip, `group` lanes a row
 };
 
 /// "auto", "warp", "block_regs", "block_smem", "block_online", "cluster", "cluster_smem",
-/// "stream", "ring", "block_split".
+/// "stream", "ring", "block_split", "flat_tile".
 const char* to_string(Algorithm algorithm) noexcept;
 /// Parses the names above; throws Error(kErrorInvalidArgument) otherwise.
 Algorithm parse_algorithm(const std::string& text);
@@ -47,10 +49,11 @@ ClusterGrid parse_cluster_grid(const std::string& text);
 /// Zero fields mean "choose for me" when a config is handed to the runtime to force a variant.
 struct KernelConfig {
   Algorithm algorithm = Algorithm::kAuto;
-  int pack = 0;     ///< elements per vector access (up to 16 bytes)
+  int pack = 0;     ///< elements per vector access (up to 16 bytes; kFlatTile: 1, its spans move
+                    ///< in 16-byte units whatever the width)
   int threads = 0;  ///< threads per block (kRing: consumer threads; the block has a producer warp more)
-  int group = 0;    ///< threads per row (kWarp: 1..32; kStream: 8..32 or threads; kRing: threads,
-                    ///< or threads / 2 for two consumer groups; else == threads)
+  int group = 0;    ///< threads per row (kWarp, kFlatTile: 1..32; kStream: 8..32 or threads; kRing:
+                    ///< threads, or threads / 2 for two consumer groups; else == threads)
   int cluster = 0;  ///< blocks per row (kCluster, kClusterSmem: 2..16; kStream, kBlockOnline,
                     ///< kRing: 1..16; else 1)
   /// kCluster, kClusterSmem only; the other algorithms' grids are fixed by their design. Not a

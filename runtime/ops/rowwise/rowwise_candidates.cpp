@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/ops/rowwise/rowwise_fit.h"
+#include "runtime/ops/rowwise/rowwise_flat_tile.h"
 #include "runtime/ops/rowwise/rowwise_heuristics.h"
 #include "runtime/ops/rowwise/rowwise_rules.h"
 
@@ -180,6 +181,7 @@ std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const Devi
     if (clusters && p.rows >= d.sm_count) add_stream_candidates(p, pack, configs);
   }
   add_peeled_candidates(p, d, configs);
+  add_flat_tile_candidates(p, configs);
   add_split_candidates(p, d, configs);
   add_online_candidates(p, d, configs);
   if (clusters) add_ring_candidates(p, d, configs);

@@ -46,6 +46,8 @@ KernelSpec rowwise_kernel_spec(const RowwiseProblem& p, const KernelConfig& c) {
     case Algorithm::kStream: return spec("stream", {p.cols, c.pack, c.threads, c.group, c.cluster});
     case Algorithm::kRing: return spec("ring", {p.cols, c.threads, c.group, c.cluster});
     case Algorithm::kBlockSplit: return spec("block_split", {p.cols, c.pack, c.threads, c.staged});
+    case Algorithm::kFlatTile:
+      return spec("flat_tile", {p.cols, c.threads, c.group, flat_tile_rows(p, c)});
     case Algorithm::kAuto: break;
   }
   throw Error(Status::kErrorInvalidConfig, "a kernel spec needs a concrete algorithm");
@@ -56,6 +58,7 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
   LaunchShape shape;
   shape.block = config.algorithm == Algorithm::kRing ? config.threads + kRingProducerThreads : config.threads;
   shape.rows_per_block = takes_row_groups(config.algorithm) ? config.threads / config.group : 1;
+  if (config.algorithm == Algorithm::kFlatTile) shape.rows_per_block = flat_tile_rows(problem, config);
   shape.cluster = takes_cluster_size(config.algorithm) ? config.cluster : 1;
   shape.persistent = config.algorithm == Algorithm::kStream || config.algorithm == Algorithm::kBlockOnline ||
                      config.algorithm == Algorithm::kRing ||
@@ -83,6 +86,15 @@ RingShape ring_shape(const RowwiseProblem& problem, const KernelConfig& config) 
 
 std::int64_t stream_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept {
   return stream_smem_bytes(problem.cols, size_of(problem.in_dtype), config.threads, config.group, config.cluster);
+}
+
+int flat_tile_rows(const RowwiseProblem& problem, const KernelConfig& config) noexcept {
+  return flat_tile_rows(problem.cols, size_of(problem.in_dtype), config.threads, config.group);
+}
+
+std::int64_t flat_tile_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept {
+  return flat_tile_smem_bytes(problem.cols, size_of(problem.in_dtype), size_of(problem.out_dtype),
+                              flat_tile_rows(problem, config));
 }
 
 std::int64_t split_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kernel_sources/flat_tile_layout.cuh"
 #include "kernel_sources/ring_layout.cuh"
 #include "kernel_sources/row_layout.cuh"
 #include "kernel_sources/row_peel.cuh"
@@ -31,7 +32,7 @@ inline bool takes_cluster_size(Algorithm algorithm) noexcept {
 /// Whether a block takes several rows, one to each KernelConfig::group lanes (all others give
 /// a row the whole block: group == threads).
 inline bool takes_row_groups(Algorithm algorithm) noexcept {
-  return algorithm == Algorithm::kWarp || algorithm == Algorithm::kStream;
+  return algorithm == Algorithm::kWarp || algorithm == Algorithm::kStream || algorithm == Algorithm::kFlatTile;
 }
 
 /// Whether an algorithm lays rows over their own vector grids when KernelConfig::peel is set.
@@ -61,6 +62,10 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
 RingShape ring_shape(const RowwiseProblem& problem, const KernelConfig& config) noexcept;
 /// Dynamic shared memory of the stream kernel: two stages of a tile of row slices.
 std::int64_t stream_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept;
+/// Rows of a flat_tile block's span (kernel_sources/flat_tile_layout.cuh).
+int flat_tile_rows(const RowwiseProblem& problem, const KernelConfig& config) noexcept;
+/// Static shared memory of a flat_tile block: its input and output span buffers.
+std::int64_t flat_tile_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept;
 /// Dynamic shared memory of block_split: every thread's staged packs.
 std::int64_t split_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept;
 

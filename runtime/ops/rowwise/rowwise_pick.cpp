@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "runtime/ops/rowwise/rowwise_fit.h"
+#include "runtime/ops/rowwise/rowwise_flat_tile.h"
 #include "runtime/ops/rowwise/rowwise_heuristics.h"
 #include "runtime/ops/rowwise/rowwise_rules.h"
 
@@ -67,6 +68,8 @@ std::optional<KernelConfig> peeled_pick(const RowwiseProblem& p) {
 KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d) {
   if (const std::optional<KernelConfig> peeled = peeled_pick(p)) return *peeled;
   const int pack = p.max_pack;
+  // Dense narrow rows as flat tiles, once measured ahead (kPickFlatTiles).
+  if (KernelConfig tile = fit_flat_tile(p); kPickFlatTiles && why_not_flat_tile(p, tile).empty()) return tile;
   // Rows a warp (or part of one) holds in registers.
   if (KernelConfig warp = fit_warp(p, pack); fits_registers(p, warp, p.cols, kTargetHeldRegisters)) return warp;
   const bool clusters = has_clusters(d);
@@ -110,6 +113,10 @@ KernelConfig complete_rowwise_config(const RowwiseProblem& p, const DeviceProps&
     case Algorithm::kRing: fitted = ring_config(p); break;
     case Algorithm::kBlockSplit:
       fitted = partial.threads > 0 ? fit_split(share, d, pack, partial.threads) : fit_split(share, d, pack);
+      break;
+    case Algorithm::kFlatTile:
+      fitted = fit_flat_tile(p);
+      if (partial.pack > 0) fitted.pack = partial.pack;  // refused by validity unless 1
       break;
     case Algorithm::kClusterSmem:
       fitted = fit_smem(p, pack, true);

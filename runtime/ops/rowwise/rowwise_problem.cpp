@@ -69,6 +69,10 @@ int max_pack_for(const RowwiseArgs& args) {
   return 1;
 }
 
+bool dense_rows(const RowwiseArgs& args) noexcept {
+  return args.rows <= 1 || (args.in_row_stride == args.cols && args.out_row_stride == args.cols);
+}
+
 RowwiseProblem validate_rowwise(RowOp op, const RowwiseArgs& args, const float* scale_out) {
   const int op_code = static_cast<int>(op);
   if (op_code < 0 || op_code > static_cast<int>(RowOp::kReduceScale))
@@ -91,12 +95,14 @@ RowwiseProblem validate_rowwise(RowOp op, const RowwiseArgs& args, const float* 
   check_stride("out_row_stride", args.out_row_stride, args.rows, args.cols);
   check_overlap(args, scale_out);
   problem.max_pack = max_pack_for(args);
+  problem.dense = dense_rows(args);
   return problem;
 }
 
 bool RowwiseKey::operator==(const RowwiseKey& other) const noexcept {
   return op == other.op && in_dtype == other.in_dtype && out_dtype == other.out_dtype &&
-         cols == other.cols && rows_bucket == other.rows_bucket && max_pack == other.max_pack;
+         cols == other.cols && rows_bucket == other.rows_bucket && max_pack == other.max_pack &&
+         dense == other.dense;
 }
 
 std::size_t RowwiseKeyHash::operator()(const RowwiseKey& key) const noexcept {
@@ -104,6 +110,7 @@ std::size_t RowwiseKeyHash::operator()(const RowwiseKey& key) const noexcept {
   h ^= (static_cast<std::uint64_t>(key.op) << 56) ^ (static_cast<std::uint64_t>(key.in_dtype) << 48) ^
        (static_cast<std::uint64_t>(key.out_dtype) << 40) ^
        (static_cast<std::uint64_t>(key.rows_bucket) << 32) ^ static_cast<std::uint64_t>(key.max_pack);
+  h ^= static_cast<std::uint64_t>(key.dense) << 8;
   h ^= h >> 29;
   return static_cast<std::size_t>(h * 0xBF58476D1CE4E5B9ull);
 }
@@ -118,7 +125,7 @@ std::int64_t bucket_rows(int bucket) noexcept { return std::int64_t{1} << bucket
 
 RowwiseKey key_of(const RowwiseProblem& problem) noexcept {
   return {problem.op, problem.in_dtype, problem.out_dtype, problem.cols,
-          rows_bucket(problem.rows), problem.max_pack};
+          rows_bucket(problem.rows), problem.max_pack, problem.dense};
 }
 
 }  // namespace kjit

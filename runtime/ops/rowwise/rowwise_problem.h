@@ -17,11 +17,17 @@ struct RowwiseProblem {
   std::int64_t rows = 0;
   std::int64_t cols = 0;
   int max_pack = 1;  ///< widest vector access (elements) that pointers and strides allow
+  /// Rows follow each other without gaps in the input and the output alike (both strides equal
+  /// cols, or one row): a run of rows is one contiguous span (the flat_tile kernel).
+  bool dense = false;
 };
 
 /// Checks every argument (naming the bad one in the message) and derives the problem.
 /// Throws Error(kErrorInvalidArgument). rows == 0 is valid (the call is a no-op).
 RowwiseProblem validate_rowwise(RowOp op, const RowwiseArgs& args, const float* scale_out);
+
+/// Whether both strides equal cols (or there is at most one row).
+bool dense_rows(const RowwiseArgs& args) noexcept;
 
 /// Widest pack (elements, a power of two, at most 16 bytes of the wider type) that every
 /// pointer and, for more than one row, every row stride allows.
@@ -36,6 +42,7 @@ struct RowwiseKey {
   std::int64_t cols;
   int rows_bucket;  ///< ceil(log2(rows))
   int max_pack;
+  bool dense;  ///< kept apart: a config chosen for dense rows may not run padded ones
 
   bool operator==(const RowwiseKey& other) const noexcept;
 };

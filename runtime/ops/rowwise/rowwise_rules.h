@@ -45,6 +45,10 @@ inline int widest_pack(const RowwiseProblem& p) {
 /// Rows whose pointers or strides keep them off the widest pack's alignment.
 inline bool misaligned_rows(const RowwiseProblem& p) { return p.max_pack < widest_pack(p); }
 
+/// Whether the pick takes flat_tile for dense rows of up to 256 columns: off until the GPU runs
+/// show its outputs right and its times ahead of the warp kernel there (it is a tuning candidate).
+constexpr bool kPickFlatTiles = false;
+
 /// Bytes of one row's input.
 inline std::int64_t row_bytes(const RowwiseProblem& p) { return p.cols * size_of(p.in_dtype); }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "runtime/ops/rowwise/rowwise_fit.h"
+#include "runtime/ops/rowwise/rowwise_flat_tile.h"
 #include "runtime/ops/rowwise/rowwise_heuristics.h"
 #include "runtime/ops/rowwise/rowwise_rules.h"
 
@@ -144,6 +145,7 @@ std::string why_not_algorithm(const RowwiseProblem& p, const DeviceProps& d, con
     case Algorithm::kStream: return why_not_stream(p, d, c);
     case Algorithm::kRing: return why_not_ring(p, d, c);
     case Algorithm::kBlockSplit: return why_not_split(p, d, c);
+    case Algorithm::kFlatTile: return why_not_flat_tile(p, c);
     case Algorithm::kAuto: return "algorithm must be concrete";
   }
   return "unknown algorithm";

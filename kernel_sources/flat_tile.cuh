@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+// The flat_tile algorithm, for dense rows (row stride == width on both sides): a block's Rows
+// consecutive rows are one contiguous span, read into shared memory in 16-byte units whatever the
+// width, split there into rows, a group of Group lanes a row, and written back as a span of the
+// output type. Narrow rows of an odd width keep 16-byte accesses and every lane busy, where a
+// row-by-row kernel falls back to scalar accesses. Geometry: flat_tile_layout.cuh.
+#pragma once
+
+#include "flat_tile_layout.cuh"
+#include "grid_dependency.cuh"
+#include "row_math.cuh"
+
+namespace kjit {
+
+/// Reads a span of `span.elements` elements of T (`global` points at its first) into a shared
+/// buffer that holds element e at byte span.shift + e * sizeof(T), so that the buffer's unit
+/// boundaries are global memory's. Whole units move by one 16-byte access each, all of a
+/// thread's loads in flight before its first shared store; the partial units at the span's
+/// ends move element by element, never past the span.
+template <typename T, int UnitsPerThread, int Threads>
+__device__ __forceinline__ void load_span(const FlatSpan& span, const T* global, unsigned char* shared) {
+  constexpr int kSize = static_cast<int>(sizeof(T));
+  const unsigned char* const aligned = reinterpret_cast<const unsigned char*>(global) - span.shift;
+  uint4 held[UnitsPerThread];
+#pragma unroll
+  for (int j = 0; j < UnitsPerThread; ++j) {
+    const int unit = static_cast<int>(threadIdx.x) + j * Threads;
+    if (unit < span.units && flat_unit_whole(span, unit, kSize))
+      held[j] = *reinterpret_cast<const uint4*>(aligned + unit * kFlatTileUnitBytes);
+  }
+  T* const elements = reinterpret_cast<T*>(shared + span.shift);
+#pragma unroll
+  for (int j = 0; j < UnitsPerThread; ++j) {
+    const int unit = static_cast<int>(threadIdx.x) + j * Threads;
+    if (unit >= span.units) continue;
+    if (flat_unit_whole(span, unit, kSize)) {
+      *reinterpret_cast<uint4*>(shared + unit * kFlatTileUnitBytes) = held[j];
+    } else {
+      for (int e = flat_unit_first(span, unit, kSize); e < flat_unit_end(span, unit, kSize); ++e)
+        elements[e] = global[e];
+    }
+  }
+}
+
+/// The way back: writes the span from the shared buffer laid out as load_span's.
+template <typename T, int UnitsPerThread, int Threads>
+__device__ __forceinline__ void store_span(const FlatSpan& span, T* global, const unsigned char* shared) {
+  constexpr int kSize = static_cast<int>(sizeof(T));
+  unsigned char* const aligned = reinterpret_cast<unsigned char*>(global) - span.shift;
+  const T* const elements = reinterpret_cast<const T*>(shared + span.shift);
+#pragma unroll
+  for (int j = 0; j < UnitsPerThread; ++j) {
+    const int unit = static_cast<int>(threadIdx.x) + j * Threads;
+    if (unit >= span.units) continue;
+    if (flat_unit_whole(span, unit, kSize)) {
+      *reinterpret_cast<uint4*>(aligned + unit * kFlatTileUnitBytes) =
+          *reinterpret_cast<const uint4*>(shared + unit * kFlatTileUnitBytes);
+    } else {
+      for (int e = flat_unit_first(span, unit, kSize); e < flat_unit_end(span, unit, kSize); ++e)
+        global[e] = elements[e];
+    }
+  }
+}
+
+/// One row of the tile, from the input buffer to the output buffer: a lane's values are
+/// columns lane, lane + Group, ...; the statistics are reduced over the Group lanes. Every lane
+/// of the block runs this, live or not, so that the shuffles see whole warps.
+template <int Op, typename In, typename Out, int Cols, int Group>
+__device__ __forceinline__ float tile_row(const In* x, Out* y, int lane, bool live) {
+  typedef RowMath<Op> Math;
+  constexpr int kValues = flat_tile_values(Cols, Group);
+  float v[kValues];
+#pragma unroll
+  for (int i = 0; i < kValues; ++i) {
+    const int col = lane + i * Group;
+    v[i] = col < Cols ? to_float(x[col]) : 0.0f;
+  }
+  float first = Math::first_identity(), finished = 0.0f;
+  if constexpr (Math::kTwoStats) {
+#pragma unroll
+    for (int i = 0; i < kValues; ++i)
+      if (lane + i * Group < Cols) first = fmaxf(first, v[i]);
+    first = warp_all_reduce<Group>(first, MaxOp());
+    float sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kValues; ++i) {
+      const float e = fast_exp(v[i] - first);
+      if (Op == kOpSoftmax) v[i] = e;  // softmax's output is e / sum
+      if (lane + i * Group < Cols) sum += e;
+    }
+    finished = Math::finish(warp_all_reduce<Group>(sum, SumOp()));
+  } else {
+    typename Math::FirstOp op;
+#pragma unroll
+    for (int i = 0; i < kValues; ++i)
+      if (lane + i * Group < Cols) first = op(first, Math::first_term(v[i]));
+    first = warp_all_reduce<Group>(first, op);
+  }
+  if (live) {
+#pragma unroll
+    for (int i = 0; i < kValues; ++i) {
+      const int col = lane + i * Group;
+      const float out = Op == kOpSoftmax ? v[i] * finished : Math::apply(v[i], first, finished);
+      if (col < Cols) y[col] = from_float<Out>(out);
+    }
+  }
+  return first;
+}
+
+template <int Op, typename Io, int Cols, int Threads, int Group, int Rows>
+__global__ void __launch_bounds__(Threads) flat_tile(const RowParams params) {
+  typedef typename Io::in In;
+  typedef typename Io::out Out;
+  static_assert(Cols >= 1 && Cols <= kFlatTileMaxCols, "flat_tile: 1..256 columns");
+  static_assert(Group >= 1 && Group <= 32 && (Group & (Group - 1)) == 0,
+                "flat_tile: a group is a power of two of at most 32 lanes");
+  static_assert(Threads % 32 == 0 && Threads % Group == 0, "flat_tile: whole warps of whole groups");
+  static_assert(Rows > 0 && Rows % (Threads / Group) == 0, "flat_tile: every group takes a row a pass");
+  static_assert(flat_tile_values(Cols, Group) <= kFlatTileMaxValues, "flat_tile: at most 16 values a lane");
+  constexpr int kRowsPerPass = Threads / Group;
+  constexpr int kPasses = Rows / kRowsPerPass;
+  constexpr long long kInBytes = flat_tile_buffer_bytes(static_cast<long long>(Rows) * Cols, sizeof(In));
+  constexpr long long kOutBytes = flat_tile_buffer_bytes(static_cast<long long>(Rows) * Cols, sizeof(Out));
+  static_assert(kInBytes + kOutBytes <= kFlatTileMaxSmemBytes, "flat_tile: the span buffers exceed 48 KB");
+  constexpr int kInUnits = flat_tile_units_per_thread(Cols, sizeof(In), Rows, Threads);
+  constexpr int kOutUnits = flat_tile_units_per_thread(Cols, sizeof(Out), Rows, Threads);
+  __shared__ __align__(16) unsigned char in_tile[kInBytes];
+  __shared__ __align__(16) unsigned char out_tile[kOutBytes];
+
+  start_after_prior_grids();
+  const int group = static_cast<int>(threadIdx.x) / Group, lane = static_cast<int>(threadIdx.x) % Group;
+  const auto in_base = reinterpret_cast<unsigned long long>(params.in);
+  const auto out_base = reinterpret_cast<unsigned long long>(params.out);
+  for (long long tile = blockIdx.x; tile * Rows < params.rows; tile += gridDim.x) {
+    const FlatSpan in_span = flat_span(tile, Rows, params.rows, Cols, sizeof(In), in_base);
+    const FlatSpan out_span = flat_span(tile, Rows, params.rows, Cols, sizeof(Out), out_base);
+    load_span<In, kInUnits, Threads>(in_span, static_cast<const In*>(params.in) + in_span.first, in_tile);
+    __syncthreads();
+    const int span_rows = in_span.elements / Cols;
+    const In* rows_in = reinterpret_cast<const In*>(in_tile + in_span.shift);
+    Out* rows_out = reinterpret_cast<Out*>(out_tile + out_span.shift);
+#pragma unroll
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const int row = pass * kRowsPerPass + group;
+      const bool live = row < span_rows;
+      // A row past the tile's end reads row 0 (always there) and stores nothing.
+      const int at = (live ? row : 0) * Cols;
+      const float first = tile_row<Op, In, Out, Cols, Group>(rows_in + at, rows_out + at, lane, live);
+      if constexpr (Op == kOpReduceScale) {
+        if (params.scale_out != nullptr && live && lane == 0) params.scale_out[tile * Rows + row] = first;
+      }
+    }
+    __syncthreads();
+    store_span<Out, kOutUnits, Threads>(out_span, static_cast<Out*>(params.out) + out_span.first, out_tile);
+    // The next tile's loads overwrite the buffers this one's stores still read.
+    __syncthreads();
+  }
+}
+
+}  // namespace kjit

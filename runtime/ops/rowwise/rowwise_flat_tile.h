@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+// The flat_tile algorithm on the host: its fitting, its validity and its tuning candidates
+// (kernel_sources/flat_tile.cuh; the geometry both sides share is flat_tile_layout.cuh).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kjit/config.hpp"
+#include "runtime/ops/rowwise/rowwise_problem.h"
+
+namespace kjit::rowwise {
+
+/// Lanes a row: the fewest (a power of two, at most 32) that hold it four values a lane.
+int flat_tile_group(const RowwiseProblem& p);
+/// flat_tile over `threads` threads, flat_tile_group lanes a row.
+KernelConfig fit_flat_tile(const RowwiseProblem& p, int threads = 256);
+/// Empty when flat_tile `c` can run `p`, else why not.
+std::string why_not_flat_tile(const RowwiseProblem& p, const KernelConfig& c);
+/// Its tuning candidates for dense rows within its width: 128 and 256 threads, at the fitted
+/// group and at half of it (more values a lane, fewer shuffles).
+void add_flat_tile_candidates(const RowwiseProblem& p, std::vector<KernelConfig>& out);
+
+}  // namespace kjit::rowwise

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: Apache-2.0
+// The flat_tile algorithm without a GPU: its span geometry (kernel_sources/flat_tile_layout.cuh)
+// covers every element of every row exactly once and touches no byte outside the tensor, for
+// every row count modulo the tile and every start shift; validity takes dense narrow rows only;
+// the tuner's candidates include it and the heuristic pick is unchanged (kPickFlatTiles).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernel_sources/flat_tile_layout.cuh"
+#include "kjit/kjit.hpp"
+#include "runtime/driver/nominal_device.h"
+#include "runtime/ops/rowwise/rowwise_family.h"
+#include "runtime/ops/rowwise/rowwise_flat_tile.h"
+#include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
+#include "runtime/ops/rowwise/rowwise_rules.h"
+
+using namespace kjit;
+
+namespace {
+
+constexpr RowOp kOps[] = {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale};
+const DType kPairs[][2] = {{DType::kF32, DType::kF32},   {DType::kF16, DType::kF16},
+                           {DType::kBF16, DType::kBF16}, {DType::kBF16, DType::kF32},
+                           {DType::kF16, DType::kF32},   {DType::kF32, DType::kBF16}};
+
+/// Widths the geometry is checked at: every width up to 64, then odd and even ones to the limit.
+std::vector<std::int64_t> geometry_widths() {
+  std::vector<std::int64_t> widths;
+  for (std::int64_t cols = 1; cols <= 64; ++cols) widths.push_back(cols);
+  for (std::int64_t cols : {77, 96, 100, 127, 128, 129, 200, 255, 256}) widths.push_back(cols);
+  return widths;
+}
+
+RowwiseProblem dense_problem(RowOp op, DType in, DType out, std::int64_t rows, std::int64_t cols) {
+  RowwiseProblem p{op, in, out, rows, cols, 1};
+  p.dense = true;
+  return p;
+}
+
+/// What one tensor's spans over `rows` rows do wrong, or empty: every element moved exactly once
+/// by one of the span's units, every unit within the thread's loop, every access inside the
+/// span (so inside the tensor), and the shared buffer big enough.
+std::string check_spans(std::int64_t rows, std::int64_t cols, int elem_bytes, int tile_rows, int threads,
+                        unsigned shift_elements) {
+  const unsigned long long base = 4096 + static_cast<unsigned long long>(shift_elements) * elem_bytes;
+  const std::int64_t elements = rows * cols;
+  std::vector<unsigned char> moved(static_cast<std::size_t>(elements), 0);
+  const int units_per_thread = flat_tile_units_per_thread(cols, elem_bytes, tile_rows, threads);
+  const long long buffer = flat_tile_buffer_bytes(static_cast<long long>(tile_rows) * cols, elem_bytes);
+  for (long long tile = 0; tile * tile_rows < rows; ++tile) {
+    const FlatSpan span = flat_span(tile, tile_rows, rows, cols, elem_bytes, base);
+    const long long span_rows = std::min<long long>(tile_rows, rows - tile * tile_rows);
+    if (span.first != tile * tile_rows * cols || span.elements != span_rows * cols) return "span bounds";
+    const unsigned long long start = base + static_cast<unsigned long long>(span.first) * elem_bytes;
+    if (span.shift != static_cast<int>(start % kFlatTileUnitBytes)) return "shift";
+    if (span.units > units_per_thread * threads) return "more units than the threads move";
+    if (span.units * kFlatTileUnitBytes > buffer) return "units past the shared buffer";
+    if (span.shift + static_cast<long long>(span.elements) * elem_bytes > buffer) return "span past the shared buffer";
+    for (int unit = 0; unit < span.units; ++unit) {
+      const unsigned long long unit_start =
+          start - span.shift + static_cast<unsigned long long>(unit) * kFlatTileUnitBytes;
+      if (unit_start % kFlatTileUnitBytes != 0) return "unit not 16-byte aligned";
+      long long first = 0, end = 0;
+      if (flat_unit_whole(span, unit, elem_bytes)) {
+        // A vector access: all 16 bytes must be the span's.
+        if (unit_start < start || unit_start + kFlatTileUnitBytes > start + 1ull * span.elements * elem_bytes)
+          return "a whole unit reaches outside its span";
+        first = static_cast<long long>(unit_start - start) / elem_bytes;
+        end = first + kFlatTileUnitBytes / elem_bytes;
+        if (flat_unit_first(span, unit, elem_bytes) != first || flat_unit_end(span, unit, elem_bytes) != end)
+          return "a whole unit's element range";
+      } else {
+        // Only the first and last units may be peeled.
+        if (unit != 0 && unit != span.units - 1) return "a peeled unit inside the span";
+        first = flat_unit_first(span, unit, elem_bytes);
+        end = flat_unit_end(span, unit, elem_bytes);
+        if (first < 0 || end > span.elements || first >= end) return "a peeled unit's element range";
+        const unsigned long long lo = start + 1ull * first * elem_bytes, hi = start + 1ull * end * elem_bytes;
+        if (lo < unit_start || hi > unit_start + kFlatTileUnitBytes) return "a peeled element outside its unit";
+      }
+      for (long long e = first; e < end; ++e) {
+        const long long at = span.first + e;
+        if (at < 0 || at >= elements) return "an element outside the tensor";
+        if (++moved[static_cast<std::size_t>(at)] != 1) return "element " + std::to_string(at) + " moved twice";
+      }
+    }
+  }
+  const auto missed = std::find(moved.begin(), moved.end(), 0);
+  if (missed != moved.end()) return "element " + std::to_string(missed - moved.begin()) + " never moved";
+  return {};
+}
+
+/// What the split of a tile into rows and lanes does wrong, or empty: every row of the tile is
+/// one group's in one pass, every column of a row one lane's value.
+std::string check_row_split(std::int64_t cols, int tile_rows, int threads, int group) {
+  const int rows_per_pass = threads / group;
+  if (tile_rows % rows_per_pass != 0) return "tile rows not whole passes";
+  if (tile_rows / rows_per_pass > kFlatTileMaxPasses) return "too many passes";
+  std::vector<int> taken(static_cast<std::size_t>(cols), 0);
+  const int values = flat_tile_values(cols, group);
+  for (int lane = 0; lane < group; ++lane)
+    for (int i = 0; i < values; ++i)
+      if (lane + i * group < cols) ++taken[static_cast<std::size_t>(lane + i * group)];
+  if (std::any_of(taken.begin(), taken.end(), [](int n) { return n != 1; })) return "columns not one lane's each";
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("flat_tile spans cover every element once, inside the tensor, at every remainder and shift") {
+  int checked = 0;
+  for (std::int64_t cols : geometry_widths())
+    for (int elem_bytes : {2, 4})
+      for (int threads : {128, 256}) {
+        const RowwiseProblem p = dense_problem(RowOp::kSoftmax, elem_bytes == 2 ? DType::kF16 : DType::kF32,
+                                               DType::kF32, 1, cols);
+        const int fitted = rowwise::flat_tile_group(p);
+        for (int group : {fitted, fitted / 2}) {
+          if (group < 1) continue;
+          const int tile_rows = flat_tile_rows(cols, elem_bytes, threads, group);
+          CAPTURE(cols);
+          CAPTURE(elem_bytes);
+          CAPTURE(threads);
+          CAPTURE(group);
+          CAPTURE(tile_rows);
+          REQUIRE(tile_rows > 0);
+          REQUIRE(check_row_split(cols, tile_rows, threads, group) == "");
+          // Every row count from 1 up to two tiles and one more remainder: each remainder
+          // modulo the tile, in a first and in a later tile.
+          for (std::int64_t rows = 1; rows <= 2 * tile_rows + 1; ++rows)
+            for (unsigned shift = 0; shift < static_cast<unsigned>(kFlatTileUnitBytes / elem_bytes); ++shift) {
+              const std::string why = check_spans(rows, cols, elem_bytes, tile_rows, threads, shift);
+              CHECK_MESSAGE(why.empty(), "rows=" << rows << " shift=" << shift << ": " << why);
+              ++checked;
+            }
+        }
+      }
+  MESSAGE(checked << " (width, type, layout, rows, shift) cases");
+}
+
+TEST_CASE("flat_tile tiles of 16-bit and fp32 rows aim near the target bytes and fit static shared memory") {
+  const DeviceProps h100 = nominal_device(90);
+  for (std::int64_t cols : geometry_widths())
+    for (const auto& pair : kPairs) {
+      const RowwiseProblem p = dense_problem(RowOp::kSoftmax, pair[0], pair[1], 65536, cols);
+      const KernelConfig c = rowwise::fit_flat_tile(p);
+      CAPTURE(cols);
+      CAPTURE(c.to_string());
+      CHECK(why_not_rowwise(p, h100, c) == "");
+      const std::int64_t in_bytes = flat_tile_rows(p, c) * cols * size_of(pair[0]);
+      CHECK(in_bytes <= kFlatTileTargetBytes + c.threads / c.group * cols * size_of(pair[0]));
+      CHECK(flat_tile_smem_bytes(p, c) <= kFlatTileMaxSmemBytes);
+      CHECK(rowwise_launch_shape(p, c, h100.sm_count).rows_per_block == flat_tile_rows(p, c));
+    }
+}
+
+TEST_CASE("flat_tile takes dense rows up to its width only") {
+  const DeviceProps h100 = nominal_device(90);
+  RowwiseProblem p = dense_problem(RowOp::kSoftmax, DType::kF16, DType::kF16, 65536, 49);
+  const KernelConfig tile = rowwise::fit_flat_tile(p);
+  CHECK(tile == KernelConfig{Algorithm::kFlatTile, 1, 256, 16, 1});
+  CHECK(why_not_rowwise(p, h100, tile) == "");
+  CHECK(why_not_rowwise(p, nominal_device(80), tile) == "");
+
+  RowwiseProblem padded = p;
+  padded.dense = false;
+  CHECK(why_not_rowwise(padded, h100, tile).find("dense") != std::string::npos);
+
+  RowwiseProblem wide = dense_problem(RowOp::kSoftmax, DType::kF32, DType::kF32, 1024, kFlatTileMaxCols + 1);
+  CHECK(why_not_rowwise(wide, h100, rowwise::fit_flat_tile(wide)).find("256 columns") != std::string::npos);
+
+  KernelConfig packed = tile;
+  packed.pack = 2;
+  p.max_pack = 8;
+  CHECK(why_not_rowwise(p, h100, packed).find("pack must be 1") != std::string::npos);
+  CHECK(why_not_rowwise(p, h100, {Algorithm::kFlatTile, 1, 256, 64, 1}).find("group") != std::string::npos);
+  CHECK(why_not_rowwise(p, h100, {Algorithm::kFlatTile, 1, 256, 2, 1}).find("values a lane") != std::string::npos);
+  CHECK(why_not_rowwise(p, h100, {Algorithm::kFlatTile, 1, 256, 16, 2}).find("cluster") != std::string::npos);
+
+  // 1024 threads of 32-lane groups over fp32 rows of 256: 32 KB each way, past static memory.
+  const RowwiseProblem big = dense_problem(RowOp::kSoftmax, DType::kF32, DType::kF32, 65536, 256);
+  CHECK(why_not_rowwise(big, h100, {Algorithm::kFlatTile, 1, 1024, 32, 1}).find("shared memory") !=
+        std::string::npos);
+
+  // Completing the algorithm alone fits it; a pack named with it stays, for validity to refuse.
+  CHECK(complete_rowwise_config(p, h100, KernelConfig{Algorithm::kFlatTile}) == tile);
+  CHECK(complete_rowwise_config(p, h100, KernelConfig{Algorithm::kFlatTile, 4}).pack == 4);
+}
+
+TEST_CASE("dense rows are those whose strides both equal cols, or one row") {
+  RowwiseArgs args{};
+  args.rows = 5;
+  args.cols = 49;
+  args.in_row_stride = args.out_row_stride = 49;
+  CHECK(dense_rows(args));
+  args.out_row_stride = 50;
+  CHECK_FALSE(dense_rows(args));
+  args.out_row_stride = 49;
+  args.in_row_stride = 64;
+  CHECK_FALSE(dense_rows(args));
+  args.rows = 1;
+  CHECK(dense_rows(args));
+  // Dense and padded calls of one class take separate dispatch entries; the tuning class (the
+  // record's key fields) is the same.
+  RowwiseProblem dense = dense_problem(RowOp::kSoftmax, DType::kF16, DType::kF16, 4096, 49);
+  RowwiseProblem padded = dense;
+  padded.dense = false;
+  CHECK_FALSE(key_of(dense) == key_of(padded));
+  CHECK(RowwiseFamily::key_fields(key_of(dense)) == RowwiseFamily::key_fields(key_of(padded)));
+  // A call described as JSON (the tools, the tuner's class) is contiguous: dense.
+  const RowwiseProblem described = RowwiseFamily::problem_from_json(
+      nlohmann::json{{"op", "softmax"}, {"dtype", "f16"}, {"rows", 65536}, {"cols", 49}});
+  CHECK(described.dense);
+  CHECK(described.max_pack == 1);
+}
+
+TEST_CASE("the tuner's candidates take flat_tile for dense narrow rows; the pick is unchanged") {
+  CHECK_FALSE(rowwise::kPickFlatTiles);
+  int with_tiles = 0;
+  for (int arch : {80, 90}) {
+    const DeviceProps d = nominal_device(arch);
+    for (RowOp op : kOps)
+      for (const auto& pair : kPairs)
+        for (std::int64_t cols : {1, 2, 3, 7, 49, 64, 77, 96, 100, 128, 255, 256, 257, 1000})
+          for (std::int64_t rows : {1, 100, 65536, 100000}) {
+            const RowwiseProblem dense = dense_problem(op, pair[0], pair[1], rows, cols);
+            RowwiseProblem padded = dense;
+            padded.dense = false;
+            CAPTURE(arch);
+            CAPTURE(cols);
+            CAPTURE(rows);
+            const KernelConfig pick = choose_rowwise_config(dense, d);
+            CHECK(pick.algorithm != Algorithm::kFlatTile);
+            CHECK(pick == choose_rowwise_config(padded, d));
+            const std::vector<KernelConfig> candidates = rowwise_candidates(dense, d);
+            REQUIRE(!candidates.empty());
+            CHECK(candidates.front() == pick);
+            const auto tiles = std::count_if(candidates.begin(), candidates.end(), [](const KernelConfig& c) {
+              return c.algorithm == Algorithm::kFlatTile;
+            });
+            if (cols <= kFlatTileMaxCols) {
+              CHECK(tiles >= 2);
+              ++with_tiles;
+            } else {
+              CHECK(tiles == 0);
+            }
+            for (const KernelConfig& c : rowwise_candidates(padded, d)) CHECK(c.algorithm != Algorithm::kFlatTile);
+            for (const KernelConfig& c : candidates) CHECK(why_not_rowwise(dense, d, c) == "");
+          }
+  }
+  MESSAGE(with_tiles << " dense narrow problems with flat_tile candidates");
+}
+
+TEST_CASE("a flat_tile config reads and writes as the others do") {
+  const KernelConfig tile{Algorithm::kFlatTile, 1, 256, 16, 1};
+  CHECK(tile.to_string() == "flat_tile pack=1 threads=256 group=16 cluster=1");
+  CHECK(tile.to_json() ==
+        R"({"algorithm":"flat_tile","pack":1,"threads":256,"group":16,"cluster":1,"cluster_grid":"resident"})");
+  CHECK(KernelConfig::from_json(tile.to_json()) == tile);
+  const RowwiseProblem p = dense_problem(RowOp::kLogSoftmax, DType::kBF16, DType::kF32, 100000, 100);
+  const KernelSpec spec = rowwise_kernel_spec(p, tile);
+  CHECK(spec.header == "flat_tile.cuh");
+  CHECK(spec.name_expression == "kjit::flat_tile<1, kjit::Io<kjit::bf16, float>, 100, 256, 16, " +
+                                    std::to_string(flat_tile_rows(p, tile)) + ">");
+}
