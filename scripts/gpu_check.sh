@@ -3,16 +3,16 @@
 # On a GPU host: build, run every test (GPU suites included), the demo, the C++ benchmark,
 # the tuner's targets (scripts/tune_check.sh), the comparisons with torch (softmax family;
 # softmax + top-K; the row-wise ops on shapes drawn fresh from a seed and on real model widths,
-# bench/sweep_shapes.py) and the Python package (its tests, GPU suites included, and its host time
+# bench/sweep_shapes.py; batched small-tile attention beside torch and seed 004's kernel,
+# bench/compare_attention.py) and the Python package (its tests, GPU suites included, and its host time
 # beside torch's), then write $OUT/RESULTS.md from their outputs (bench/results_report.py;
 # copy it to bench/RESULTS.md). Logs go to $OUT (default ./out).
 #   bash scripts/gpu_check.sh [--quick]
 # STEPS="build tests demo bench host tune torch topk sweep python topk_tune flat_tile sanitize attention"
 # (the default: all but topk_tune, which prints every top-K candidate's time at a few shapes;
 # flat_tile, which prints every row-wise candidate's time at dense narrow shapes (FLAT_TILE_SHAPES,
-# op:dtype:out_dtype:rows:cols ...), flat_tile among them;
-# sanitize, compute-sanitizer over every kernel family: scripts/sanitize_gpu.sh; and attention,
-# batched small-tile attention beside torch and seed 004's kernel: bench/compare_attention.py)
+# op:dtype:out_dtype:rows:cols ...), flat_tile among them; and sanitize, compute-sanitizer over
+# every kernel family: scripts/sanitize_gpu.sh)
 # picks steps, so a run can be split over calls with a time limit; the build folder is reused.
 # TESTS_REGEX narrows the tests step to the matching ctest names; TOPK_CELLS narrows the top-K
 # comparison; SWEEP_ARGS goes to sweep_shapes.py (e.g. "--seed 123" repeats a sweep, "--count
@@ -31,9 +31,9 @@ status=0
 
 commit=${KJIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 printf '{"date": "%s", "commit": "%s", "steps": "%s"}\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" \
-  "$commit" "${STEPS:-build tests demo bench host tune torch topk sweep python}" >"$OUT/run.json"
+  "$commit" "${STEPS:-build tests demo bench host tune torch topk sweep attention python}" >"$OUT/run.json"
 
-STEPS=${STEPS:-build tests demo bench host tune torch topk sweep python}
+STEPS=${STEPS:-build tests demo bench host tune torch topk sweep attention python}
 step() { echo; echo "=== $1"; }
 wants() { [[ " $STEPS " == *" $1 "* ]]; }
 
