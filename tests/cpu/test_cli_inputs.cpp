@@ -252,6 +252,20 @@ TEST_CASE("row 13: tune names a bad call first, then the missing GPU, never a mi
   CHECK_FALSE(contains(tune.output, "--arch"));
 }
 
+TEST_CASE("an integer flag past the 64-bit range is refused as given, not read as the nearest limit") {
+  for (const std::string flag : {"--cols", "--rows", "--k"}) {
+    CAPTURE(flag);
+    const Result huge = run_kjit("compile --op softmax_topk --cols 128 --k 4 --arch sm_90 " + flag +
+                                 " 99999999999999999999999");
+    CHECK(huge.code != 0);  // CLI11's own code for a refused value, as for any malformed flag
+    CHECK(contains(huge.output, flag + ": '99999999999999999999999' is past the 64-bit integer range"));
+    CHECK_FALSE(contains(huge.output, "9223372036854775807"));
+  }
+  const Result negative = run_kjit("compile --op softmax --cols -99999999999999999999 --arch sm_90");
+  CHECK(negative.code != 0);
+  CHECK(contains(negative.output, "--cols: '-99999999999999999999' is past the 64-bit integer range"));
+}
+
 TEST_CASE("row 14: row counts above 2^40 are named in calls and in specs") {
   const Result compile = run_kjit("compile --op softmax --cols 128 --rows 4611686018427387904 --arch sm_90");
   CHECK(compile.code == 2);
