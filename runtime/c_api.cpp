@@ -2,7 +2,6 @@
 // The C API: a thin shell over kjit::Runtime that turns exceptions into status codes.
 #include "kjit/kjit.h"
 
-#include <cstring>
 #include <string>
 
 #include "kjit/kjit.hpp"
@@ -22,12 +21,9 @@ std::string& last_error() {
 
 namespace {
 
-// Taken by reference and read as an int: a C caller may pass any int, and loading a value no
-// enumerator covers through the enum type is undefined behaviour in C++.
+// Taken by reference, so that it is read as an int (enum_value).
 kjit::DType dtype_of(const kjit_dtype& value, const char* name) {
-  int raw = 0;
-  static_assert(sizeof raw == sizeof value, "kjit_dtype is int-sized");
-  std::memcpy(&raw, &value, sizeof raw);
+  const int raw = kjit::c_api::enum_value(value);
   if (raw < static_cast<int>(KJIT_F32) || raw > static_cast<int>(KJIT_I64))
     throw kjit::Error(kjit::Status::kErrorInvalidArgument,
                       std::string(name) + ": " + std::to_string(raw) + " is not a kjit_dtype");

@@ -53,11 +53,7 @@ kjit::RuntimeOptions from_c(const kjit_options* given) {
   std::string defaults_strings[3];
   kjit_options c = to_c(kjit::RuntimeOptions{}, defaults_strings);
   std::memcpy(&c, given, given->size);
-  // Read as an int: a C caller may store any int there, and loading a value no enumerator
-  // covers through the enum type is undefined behaviour in C++.
-  int tune = 0;
-  static_assert(sizeof tune == sizeof c.tune, "kjit_tune_mode is int-sized");
-  std::memcpy(&tune, &c.tune, sizeof tune);
+  const int tune = kjit::c_api::enum_value(c.tune);
   if (tune < static_cast<int>(KJIT_TUNE_OFF) || tune > static_cast<int>(KJIT_TUNE_FIRST_USE))
     reject("options->tune (" + std::to_string(tune) + ") is not a kjit_tune_mode");
   kjit::RuntimeOptions options;

@@ -3,6 +3,7 @@
 // kept per thread for kjit_last_error().
 #pragma once
 
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -39,6 +40,16 @@ kjit_status guarded(Body&& body) noexcept {
     last_error() = "internal error";
     return KJIT_ERROR_INTERNAL;
   }
+}
+
+/// A C enum field as the int a C caller may have stored there: loading a value no enumerator
+/// covers through the enum type is undefined behaviour in C++, so it is read as an int.
+template <typename CEnum>
+int enum_value(const CEnum& field) noexcept {
+  int raw = 0;
+  static_assert(sizeof raw == sizeof field, "C enums are int-sized");
+  std::memcpy(&raw, &field, sizeof raw);
+  return raw;
 }
 
 /// The runtime behind a handle; throws Error(kErrorInvalidArgument) for null.

@@ -14,23 +14,16 @@
 #include "runtime/ops/rowwise/rowwise_heuristics.h"
 #include "runtime/ops/rowwise/rowwise_kernels.h"
 #include "runtime/ops/rowwise/rowwise_problem.h"
+#include "support/heuristic_sweep.h"
 
 using namespace kjit;
 
 namespace {
 
-struct DTypePair {
-  DType in, out;
-};
-const DTypePair kDTypes[] = {{DType::kF32, DType::kF32},  {DType::kF16, DType::kF16},
-                             {DType::kBF16, DType::kBF16}, {DType::kF32, DType::kBF16},
-                             {DType::kBF16, DType::kF32},  {DType::kF16, DType::kF32}};
+using test::DTypePair;
+using test::describe;
 
-std::string describe(const RowwiseProblem& p, const DeviceProps& device) {
-  return std::string(to_string(p.op)) + " " + to_string(p.in_dtype) + "->" + to_string(p.out_dtype) +
-         " rows=" + std::to_string(p.rows) + " cols=" + std::to_string(p.cols) +
-         " max_pack=" + std::to_string(p.max_pack) + " sm_" + std::to_string(device.arch);
-}
+constexpr const auto& kDTypes = test::kCommonDTypePairs;
 
 }  // namespace
 

@@ -50,6 +50,11 @@ struct DTypePair {
   DType in, out;
 };
 
+/// The pairs models use: each dtype to itself, and 16-bit to and from f32.
+constexpr DTypePair kCommonDTypePairs[] = {{DType::kF32, DType::kF32},  {DType::kF16, DType::kF16},
+                                           {DType::kBF16, DType::kBF16}, {DType::kF32, DType::kBF16},
+                                           {DType::kBF16, DType::kF32},  {DType::kF16, DType::kF32}};
+
 /// Every pair of f32, f16 and bf16, same and mixed.
 inline std::vector<DTypePair> float_dtype_pairs() {
   std::vector<DTypePair> pairs;

@@ -5,12 +5,12 @@
 #include <string>
 
 #include "runtime/ops/attention/attention_heuristics.h"
+#include "runtime/ops/kernel_type.h"
 
 namespace kjit {
 
 KernelSpec attention_kernel_spec(const AttentionProblem& p, const AttentionConfig& c) {
-  const std::string in = p.dtype == DType::kBF16 ? "kjit::bf16" : "kjit::f16";
-  std::string name = "kjit::attention_tile<" + in;
+  std::string name = std::string("kjit::attention_tile<") + kernel_type(p.dtype);
   for (int value : {p.m, p.n, p.d, p.dv, p.bias_kind, p.mask_kind}) name += ", " + std::to_string(value);
   name += p.causal ? ", true" : ", false";
   for (int value : {c.warps, c.problems, c.stages}) name += ", " + std::to_string(value);

@@ -6,22 +6,14 @@
 #include <string>
 
 #include "kjit/error.hpp"
+#include "runtime/ops/kernel_type.h"
 
 namespace kjit {
 namespace {
 
-const char* device_type(DType dtype) {
-  switch (dtype) {
-    case DType::kF32: return "float";
-    case DType::kF16: return "kjit::f16";
-    case DType::kBF16: return "kjit::bf16";
-    default: throw Error(Status::kErrorInvalidArgument, "dtype has no row-wise kernel type");
-  }
-}
-
 std::string join_arguments(const RowwiseProblem& problem, bool peel, std::initializer_list<long long> ints) {
   std::string text = std::to_string(static_cast<int>(problem.op)) + ", kjit::Io<" +
-                     device_type(problem.in_dtype) + ", " + device_type(problem.out_dtype) +
+                     kernel_type(problem.in_dtype) + ", " + kernel_type(problem.out_dtype) +
                      (peel ? ", true>" : ">");
   for (long long value : ints) text += ", " + std::to_string(value);
   return text;

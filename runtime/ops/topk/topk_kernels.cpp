@@ -3,24 +3,10 @@
 
 #include <string>
 
-#include "kjit/error.hpp"
+#include "runtime/ops/kernel_type.h"
 #include "runtime/ops/topk/topk_fit.h"
 
 namespace kjit {
-namespace {
-
-const char* device_type(DType dtype) {
-  switch (dtype) {
-    case DType::kF32: return "float";
-    case DType::kF16: return "kjit::f16";
-    case DType::kBF16: return "kjit::bf16";
-    case DType::kI32: return "int";
-    case DType::kI64: return "long long";
-  }
-  throw Error(Status::kErrorInvalidArgument, "dtype has no kernel type");
-}
-
-}  // namespace
 
 int topk_buffer_keys(const TopkProblem& problem, const TopkConfig& config) {
   const int bucket = topk_bucket(problem.k);
@@ -31,8 +17,8 @@ int topk_buffer_keys(const TopkProblem& problem, const TopkConfig& config) {
 KernelSpec topk_kernel_spec(const TopkProblem& p, const TopkConfig& c) {
   const bool resident = topk::is_resident(c);
   return {resident ? "topk_resident.cuh" : "topk_stream.cuh",
-          std::string(resident ? "kjit::topk_resident<" : "kjit::topk_stream<") + device_type(p.in_dtype) + ", " +
-              device_type(p.idx_dtype) + ", " + std::to_string(p.cols) + ", " + std::to_string(topk_bucket(p.k)) +
+          std::string(resident ? "kjit::topk_resident<" : "kjit::topk_stream<") + kernel_type(p.in_dtype) + ", " +
+              kernel_type(p.idx_dtype) + ", " + std::to_string(p.cols) + ", " + std::to_string(topk_bucket(p.k)) +
               ", " + std::to_string(c.pack) + ", " + std::to_string(c.threads) + ", " + std::to_string(c.unroll) +
               ", " + std::to_string(c.cluster) + ">"};
 }
