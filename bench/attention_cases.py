@@ -104,6 +104,17 @@ def runs_for(quick, listed):
     return [(c, dt) for c in CASES for dt in DTYPE_BYTES]
 
 
+def tune_call(case, dtype):
+    """The case as the arguments of `kjit tune --op`: the bias and mask in the inputs' dtype."""
+    short = {v: k for k, v in SHORT_DTYPES.items()}[dtype]
+    fields = dict(m=case.m, n=case.n, d=case.d, dv=case.dv, heads=case.heads, batch=case.batch)
+    if case.bias:
+        fields["bias_dtype"] = short
+    if case.mask_windows:
+        fields.update(mask_windows=case.mask_windows, mask_dtype=short)
+    return "attention --dtype " + short + "".join(f" --field {k}={v}" for k, v in fields.items())
+
+
 def list_lines(runs, copy_gbps, seed_reasons):
     """The runs with their floors at copy_gbps; seed_reasons: case name -> why the seed's kernel
     cannot serve it (None: it can)."""

@@ -29,7 +29,7 @@ import time
 import seed_attention
 from attention_args import AttentionArgs
 from attention_cases import (CASES, DTYPE_BYTES, FLOOR_COPY_GBPS, PATH_TITLES, PATHS,
-                             SWIN_MASK_VALUE, TORCH_PATHS, list_lines, runs_for)
+                             SWIN_MASK_VALUE, TORCH_PATHS, list_lines, runs_for, tune_call)
 
 FAILED = ("FAIL", "ERROR", "missing")  # kjit states that make the exit status 1
 
@@ -114,8 +114,9 @@ def evaluate_targets(runs):
     def add(text, results):
         misses = [detail for ok, detail in results if not ok]
         status = "not measured" if not results else ("missed" if misses else "met")
-        targets.append({"target": text, "status": status,
-                        "detail": "; ".join(d for _, d in results), "misses": misses})
+        # A missed target names what missed; a met one, every number behind it.
+        detail = "; ".join(misses) if misses else "; ".join(d for _, d in results)
+        targets.append({"target": text, "status": status, "detail": detail, "misses": misses})
 
     def kjit_time(r):
         return fmt(r["kjit_us"], ".1f", " us") if r["check"] == "ok" else r["check"]
@@ -281,6 +282,8 @@ def main():
                              "that one table can be measured over several calls")
     parser.add_argument("--list", "--dry-run", action="store_true", dest="list",
                         help="print the cases and their floors; no GPU or torch needed")
+    parser.add_argument("--tune-calls", action="store_true",
+                        help="print each wanted run as `kjit tune --op` arguments, ';' apart")
     parser.add_argument("--copy-gbps", type=float, default=FLOOR_COPY_GBPS,
                         help="copy bandwidth for --list's floors, GB/s read + write (default: "
                              "the H100's measured)")
@@ -294,6 +297,9 @@ def main():
         args.wanted.discard("compile")
     if args.list:
         list_cases(runs_wanted, args.copy_gbps)
+        return 0
+    if args.tune_calls:
+        print("; ".join(tune_call(case, dtype) for case, dtype in runs_wanted))
         return 0
     if not args.lib:
         parser.error("the path to libkjit.so is required (or --list)")

@@ -8,11 +8,9 @@
 # beside torch's), then write $OUT/RESULTS.md from their outputs (bench/results_report.py;
 # copy it to bench/RESULTS.md). Logs go to $OUT (default ./out).
 #   bash scripts/gpu_check.sh [--quick]
-# STEPS="build tests demo bench host tune torch topk sweep python topk_tune flat_tile sanitize attention"
-# (the default: all but topk_tune, which prints every top-K candidate's time at a few shapes;
-# flat_tile, which prints every row-wise candidate's time at dense narrow shapes (FLAT_TILE_SHAPES,
-# op:dtype:out_dtype:rows:cols ...), flat_tile among them; and sanitize, compute-sanitizer over
-# every kernel family: scripts/sanitize_gpu.sh)
+# STEPS="build tests demo bench host tune torch topk sweep python candidates sanitize attention"
+# (the default: all but candidates, which prints every tuning candidate's time at chosen calls,
+# CANDIDATE_CALLS, and sanitize, compute-sanitizer over every kernel family: scripts/sanitize_gpu.sh)
 # picks steps, so a run can be split over calls with a time limit; the build folder is reused.
 # TESTS_REGEX narrows the tests step to the matching ctest names; TOPK_CELLS narrows the top-K
 # comparison; SWEEP_ARGS goes to sweep_shapes.py (e.g. "--seed 123" repeats a sweep, "--count
@@ -150,28 +148,28 @@ KJIT_TUNE=${ATTENTION_TUNE:-off} PYTHONUNBUFFERED=1 python3 -X faulthandler benc
   tee "$OUT/compare_attention.log" || status=1
 fi
 
-if wants topk_tune; then
-  step "softmax + top-K candidates"
+if wants candidates; then
+  step "every candidate's time at chosen calls (kjit tune --full)"
+  # CANDIDATE_CALLS: calls separated by ';', each the arguments of `kjit tune` after --op.
+  # The default: the widths that issue targets name (misaligned vocabularies, dense narrow
+  # rows: peeled and flat_tile candidates beside the pick), softmax + top-K at a few shapes and
+  # every attention case of bench/compare_attention.py.
+  default_calls="softmax --dtype bf16 --rows 4096 --cols 50257; softmax --dtype bf16 --rows 8192 --cols 32001;
+    softmax --dtype f16 --rows 65536 --cols 49; softmax --dtype f32 --rows 100000 --cols 96;
+    softmax --dtype bf16 --rows 100000 --cols 100; log_softmax --dtype f16 --rows 65536 --cols 49;
+    softmax --dtype bf16 --out-dtype f32 --rows 65536 --cols 77; softmax --dtype f16 --rows 1000000 --cols 7;
+    softmax --dtype f32 --rows 262144 --cols 33; softmax --dtype bf16 --rows 65536 --cols 197;
+    softmax --dtype bf16 --rows 9083932 --cols 17; softmax --dtype bf16 --rows 274 --cols 800977;
+    softmax_topk --dtype f32 --rows 8 --cols 128256 --k 50; softmax_topk --dtype bf16 --rows 256 --cols 128256 --k 50;
+    $(python3 bench/compare_attention.py --tune-calls --quick)"
   cache=$(mktemp -d)
-  for shape in ${TOPK_TUNE_SHAPES:-f32:1:128256:50 f32:8:128256:50 f32:64:128256:50 \
-      f32:256:128256:50 f32:1:128256:1024 f32:256:128256:1024 f32:256:32000:1024 \
-      f32:64:50257:256}; do
-    IFS=: read -r dtype rows cols k <<<"$shape"
-    "$BUILD/cli/kjit" tune --op softmax_topk --dtype "$dtype" --rows "$rows" --cols "$cols" \
-      --k "$k" --cache-dir "$cache" 2>&1 | tee -a "$OUT/topk_tune.log" || status=1
-  done
-  rm -rf "$cache"
-fi
-if wants flat_tile; then
-  step "row-wise candidates at dense narrow shapes (flat_tile beside the pick)"
-  cache=$(mktemp -d)
-  for shape in ${FLAT_TILE_SHAPES:-softmax:f16:f16:65536:49 softmax:bf16:bf16:100000:100 \
-      softmax:f32:f32:100000:96 log_softmax:f16:f16:65536:49 reduce_scale:bf16:bf16:100000:100 \
-      softmax:bf16:f32:65536:77 softmax:f16:f16:1000000:7 softmax:f32:f32:262144:33 \
-      softmax:bf16:bf16:65536:197 softmax:f16:f16:65536:256}; do
-    IFS=: read -r op dtype out_dtype rows cols <<<"$shape"
-    "$BUILD/cli/kjit" tune --op "$op" --dtype "$dtype" --out-dtype "$out_dtype" --rows "$rows" \
-      --cols "$cols" --cache-dir "$cache" 2>&1 | tee -a "$OUT/flat_tile_tune.log" || status=1
+  IFS=';' read -ra calls <<<"${CANDIDATE_CALLS:-$default_calls}"
+  for call in "${calls[@]}"; do
+    call=$(echo $call)  # one line, single spaces
+    [ -n "$call" ] || continue
+    echo "--- kjit tune --op $call" | tee -a "$OUT/candidates.log"
+    # shellcheck disable=SC2086
+    timeout 300 "$BUILD/cli/kjit" tune --full --op $call --cache-dir "$cache" 2>&1 | tee -a "$OUT/candidates.log" || status=1
   done
   rm -rf "$cache"
 fi

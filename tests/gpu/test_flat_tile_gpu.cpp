@@ -204,28 +204,31 @@ TEST_CASE("flat_tile for every op and dtype pair at widths up to its limit, ever
   Failures failures;
   std::vector<std::int64_t> widths = {1, 2, 3, 5, 7, 8, 15, 16, 17, 31, 33, 49, 63, 64, 65,
                                       77, 96, 100, 127, 128, 129, 197, 200, 255, 256};
-  for (std::int64_t cols : widths)
-    for (const auto& pair : kPairs) {
-      const int group = fitted_group(cols);
-      std::vector<KernelConfig> configs;
-      for (int threads : {128, 256})
-        for (int g : {group, group / 2})
-          if (g >= 1 && flat_tile_values(cols, g) <= kFlatTileMaxValues)
-            configs.push_back({Algorithm::kFlatTile, 1, threads, g, 1});
-      const int largest = flat_tile_rows(cols, size_of(pair[0]), 256, std::max(1, group / 2));
-      FlatTensors tensors(pair[0], pair[1], 2 * static_cast<std::int64_t>(largest) + 3, cols, false);
-      for (const KernelConfig& config : configs) {
+  // Every width with every candidate layout; the op and dtype pair rotate over those kernels so
+  // that each 18 in a row hold every (op, pair) once. A kernel is one compile: the full product
+  // (about 1800) takes longer than the suite may.
+  std::size_t kernel = 0;
+  for (std::int64_t cols : widths) {
+    const int group = fitted_group(cols);
+    for (int threads : {128, 256})
+      for (int g : {group, group / 2}) {
+        if (g < 1 || flat_tile_values(cols, g) > kFlatTileMaxValues) continue;
+        const KernelConfig config{Algorithm::kFlatTile, 1, threads, g, 1};
+        const RowOp op = kOps[kernel % 3];
+        const auto& pair = kPairs[(kernel / 3) % 6];
+        ++kernel;
         const int tile_rows = flat_tile_rows(cols, size_of(pair[0]), config.threads, config.group);
-        for (RowOp op : kOps)
-          for (std::int64_t rows : {std::int64_t{tile_rows} - 1, 2 * std::int64_t{tile_rows} + 3}) {
-            if (rows < 1) continue;
-            const int in_shift = static_cast<int>(cols % (kFlatTileUnitBytes / size_of(pair[0])));
-            const int out_shift = static_cast<int>((cols + 1) % (kFlatTileUnitBytes / size_of(pair[1])));
-            failures.add(where(op, pair[0], pair[1], rows, cols, config, in_shift, out_shift),
-                         tensors.run(rt, op, config, rows, in_shift, out_shift, stream.get()));
-          }
+        FlatTensors tensors(pair[0], pair[1], 2 * static_cast<std::int64_t>(tile_rows) + 3, cols, false);
+        const int in_shift = static_cast<int>(cols % (kFlatTileUnitBytes / size_of(pair[0])));
+        const int out_shift = static_cast<int>((cols + 1) % (kFlatTileUnitBytes / size_of(pair[1])));
+        for (std::int64_t rows : {std::int64_t{tile_rows} - 1, 2 * std::int64_t{tile_rows} + 3}) {
+          if (rows < 1) continue;
+          failures.add(where(op, pair[0], pair[1], rows, cols, config, in_shift, out_shift),
+                       tensors.run(rt, op, config, rows, in_shift, out_shift, stream.get()));
+        }
       }
-    }
+  }
+  CHECK(kernel >= 18);
   failures.report();
 }
 
