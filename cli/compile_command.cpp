@@ -18,7 +18,7 @@ namespace {
 
 struct CompileFlags {
   CallFlags call;
-  std::string arch, algorithm = "auto";
+  std::string arch, algorithm = "auto", cubin_path;
   bool json = false;
 };
 
@@ -45,13 +45,24 @@ void print_report(const CompiledKernel& k, const PlannedKernel& plan, bool json)
   std::printf("compile:    %.1f ms\n", k.compile_ms);
 }
 
+/// The cubin as compiled, for cuobjdump or nvdisasm (a sanitizer's offsets name its instructions).
+void write_cubin(const CompiledKernel& k, const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr) throw Error(Status::kErrorInvalidArgument, "--cubin: cannot write '" + path + "'");
+  const bool written = std::fwrite(k.cubin.data(), 1, k.cubin.size(), file) == k.cubin.size();
+  if (std::fclose(file) != 0 || !written)
+    throw Error(Status::kErrorInvalidArgument, "--cubin: writing '" + path + "' failed");
+}
+
 void run_compile(const CompileFlags& flags) {
   const nlohmann::ordered_json call = call_of(flags.call);
   bool on_gpu = false;
   const DeviceProps device =
       target_device(flags.arch.empty() ? 0 : parse_arch(flags.arch, "--arch"), &on_gpu);
   const PlannedKernel plan = op_tools(call["op"].get<std::string>()).plan(call, device, flags.algorithm);
-  print_report(compile_kernel(plan.spec, device.arch), plan, flags.json);
+  const CompiledKernel kernel = compile_kernel(plan.spec, device.arch);
+  if (!flags.cubin_path.empty()) write_cubin(kernel, flags.cubin_path);
+  print_report(kernel, plan, flags.json);
 }
 
 }  // namespace
@@ -66,6 +77,7 @@ void add_compile_command(CLI::App& app) {
                       "auto, or an algorithm of the op (softmax: warp, block_regs, block_smem, "
                       "block_online, cluster, cluster_smem, stream, ring, block_split, flat_tile; "
                       "softmax_topk: stream, resident; attention: tile)");
+  command->add_option("--cubin", flags->cubin_path, "also write the cubin to this file (cuobjdump -sass reads it)");
   command->add_flag("--json", flags->json, "print JSON");
   command->callback([flags] { run_compile(*flags); });
 }

@@ -60,35 +60,9 @@ KJIT_HOST_DEVICE constexpr int attention_stage_bytes(int m, int n, int d, int dv
   return attention_kv_bytes(n, d, dv) + (attention_stages_query(stages) ? attention_padded(m) * (d + kAttentionRowPad) * 2 : 0);
 }
 
-/// Addend values a thread of a group stages for one problem at most (registers that carry the
-/// next problem's bias + mask while this one computes).
-constexpr int kAttentionMostStagedAddends = 32;
-
-/// Whether a group sums a problem's bias and mask into shared memory once (as fp32 in exp2's
-/// domain) rather than each strip reading both where they lie: read in the scores' layout,
-/// eight rows of four pairs, each load costs eight sectors of L1; staged, one wavefront.
-KJIT_HOST_DEVICE constexpr bool attention_addends_staged(int m, int n, int warps, bool addends) {
-  return addends && m * n <= kAttentionMostStagedAddends * warps * 32;
-}
-
-/// Floats a staged addend row takes: the padded keys and 8 more, so that the four rows of a
-/// quarter warp's 8-byte loads start 8 or 24 banks apart (no conflicts).
-KJIT_HOST_DEVICE constexpr int attention_addend_row(int n) { return attention_padded(n) + 8; }
-
-/// Bytes of a group's staged addends: m rows (rows past m read row m - 1 and are never stored).
-KJIT_HOST_DEVICE constexpr int attention_addend_bytes(int m, int n, int warps, bool addends) {
-  return attention_addends_staged(m, n, warps, addends) ? m * attention_addend_row(n) * 4 : 0;
-}
-
-/// Bytes of one problem group: its stages, then its staged addends.
-KJIT_HOST_DEVICE constexpr int attention_group_smem(int m, int n, int d, int dv, int warps, int stages, bool addends) {
-  return stages * attention_stage_bytes(m, n, d, dv, stages) + attention_addend_bytes(m, n, warps, addends);
-}
-
-/// Dynamic shared memory of a block: each problem group's stages and addends.
-KJIT_HOST_DEVICE constexpr int attention_block_smem(int m, int n, int d, int dv, int warps, int problems, int stages,
-                                                    bool addends) {
-  return problems * attention_group_smem(m, n, d, dv, warps, stages, addends);
+/// Dynamic shared memory of a block: each problem group's stages.
+KJIT_HOST_DEVICE constexpr int attention_block_smem(int m, int n, int d, int dv, int problems, int stages) {
+  return problems * stages * attention_stage_bytes(m, n, d, dv, stages);
 }
 
 /// Warps a block has at most: 256 threads, so that ptxas may give each thread all 255

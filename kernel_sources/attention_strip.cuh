@@ -7,7 +7,6 @@
 // product with V, and O written from the accumulators.
 #pragma once
 
-#include "attention_addends.cuh"
 #include "attention_params.cuh"
 #include "attention_shape.cuh"
 #include "numeric.cuh"
@@ -24,7 +23,33 @@ struct AttentionView {
   const void* mask;  ///< this window's [m, n]
   long long q_row, o_row, bias_row, mask_row;
   unsigned k_smem, v_smem, q_smem;  ///< shared addresses of the stage's K, V and Q (where it holds Q)
-  const float* addends;  ///< the group's staged bias + mask (attention_addends.cuh), where staged
+};
+
+/// The type an addend of kind Kind holds.
+template <int Kind> struct AddendType { typedef float type; };
+template <> struct AddendType<kAddendF16> { typedef f16 type; };
+template <> struct AddendType<kAddendBF16> { typedef bf16 type; };
+
+/// An addend's base moved by `elements` of its kind.
+template <int Kind>
+__device__ __forceinline__ const void* addend_offset(const void* base, long long elements) {
+  if constexpr (Kind == kAddendNone) return base;
+  return static_cast<const typename AddendType<Kind>::type*>(base) + elements;
+}
+
+/// A thread's window onto an addend's row for one key block: element (row, kb0 + 2t + offset).
+/// One pointer a row, so the block's loads take constant offsets from it.
+template <int Kind>
+struct AddendRow {
+  const typename AddendType<Kind>::type* at;
+  __device__ __forceinline__ AddendRow(const void* base, long long row_stride, int row, int column) {
+    if constexpr (Kind == kAddendNone) at = nullptr;
+    else at = static_cast<const typename AddendType<Kind>::type*>(base) + row * row_stride + column;
+  }
+  __device__ __forceinline__ float operator[](int offset) const {
+    if constexpr (Kind == kAddendNone) return 0.0f;
+    else return to_float(at[offset]);
+  }
 };
 
 /// Running maximum (log2 domain) and this lane's share of the sum, for the rows g and g + 8.
@@ -85,10 +110,10 @@ __device__ __forceinline__ void block_scores(float (&s)[KB / 8][4], const unsign
 
 /// Scores to logits in exp2's domain: x * scale * log2(e) + (bias + mask) * log2(e); keys past
 /// N and (causal) keys after the query are -inf. Rows past M take no addend (never stored).
-/// Staged, the sum comes from the group's rows in shared memory, a pair of keys a load.
-template <typename In, int M, int N, int KB, int BiasKind, int MaskKind, bool Causal, bool Staged>
+template <typename In, int M, int N, int KB, int BiasKind, int MaskKind, bool Causal>
 __device__ __forceinline__ void to_logits(float (&s)[KB / 8][4], const AttentionView<In>& view, float scale_log2,
                                           int row0, int kb0, int lane) {
+  constexpr float kLog2e = 1.4426950408889634f;
   constexpr bool kAddends = BiasKind != kAddendNone || MaskKind != kAddendNone;
   const int g = lane >> 2, t = lane & 3;
 #pragma unroll
@@ -97,20 +122,15 @@ __device__ __forceinline__ void to_logits(float (&s)[KB / 8][4], const Attention
     const int read_row = row < M ? row : M - 1;  // rows past M read a real row, unused
     const AddendRow<BiasKind> bias(view.bias, view.bias_row, read_row, kb0 + 2 * t);
     const AddendRow<MaskKind> mask(view.mask, view.mask_row, read_row, kb0 + 2 * t);
-    const float* staged = Staged ? view.addends + read_row * attention_addend_row(N) + kb0 + 2 * t : nullptr;
 #pragma unroll
     for (int tile = 0; tile < KB / 8; ++tile) {
-      float2 pair = make_float2(0.0f, 0.0f);
-      // The pair starts below N or is masked whole; its second key may be N (still in the row).
-      if (Staged && kb0 + 2 * t + tile * 8 < N) pair = *reinterpret_cast<const float2*>(staged + tile * 8);
 #pragma unroll
       for (int e = 2 * h; e < 2 * h + 2; ++e) {
         const int offset = tile * 8 + (e & 1);
         const int col = kb0 + 2 * t + offset;
         const bool masked = col >= N || (Causal && col > row);
         float x = s[tile][e] * scale_log2;
-        if (Staged) x += (e & 1) ? pair.y : pair.x;
-        else if (kAddends && !masked) x += kAttentionLog2e * (bias[offset] + mask[offset]);
+        if (kAddends && !masked) x += kLog2e * (bias[offset] + mask[offset]);
         s[tile][e] = masked ? neg_inf() : x;
       }
     }
@@ -208,10 +228,8 @@ __device__ __forceinline__ void store_output(const float (&o)[Dv / 8][4], StripS
 }
 
 /// The whole strip at row0: key blocks up to the last key any of its rows sees. Q comes from
-/// the stage where it holds Q (QueryStaged), else from global memory; bias + mask from the
-/// group's rows where staged (AddendsStaged), else from where they lie.
-template <typename In, int M, int N, int D, int Dv, int BiasKind, int MaskKind, bool Causal, bool QueryStaged,
-          bool AddendsStaged>
+/// the stage where it holds Q (QueryStaged), else from global memory.
+template <typename In, int M, int N, int D, int Dv, int BiasKind, int MaskKind, bool Causal, bool QueryStaged>
 __device__ __forceinline__ void attend_strip(const AttentionView<In>& view, float scale_log2, int row0, int lane) {
   constexpr int kKeys = attention_padded(N);
   constexpr int KB = attention_key_block(N, Dv);
@@ -227,7 +245,7 @@ __device__ __forceinline__ void attend_strip(const AttentionView<In>& view, floa
   for (int kb0 = 0; kb0 < key_end; kb0 += KB) {
     float s[KB / 8][4];
     block_scores<In, D, KB>(s, qa, view.k_smem, kb0, key_end, lane);
-    to_logits<In, M, N, KB, BiasKind, MaskKind, Causal, AddendsStaged>(s, view, scale_log2, row0, kb0, lane);
+    to_logits<In, M, N, KB, BiasKind, MaskKind, Causal>(s, view, scale_log2, row0, kb0, lane);
     online_step<KB, Dv>(s, stats, o);
     accumulate_values<In, Dv, KB>(s, o, view.v_smem, kb0, key_end, lane);
   }

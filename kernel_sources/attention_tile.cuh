@@ -6,10 +6,8 @@
 // (problem group + Problems x block, then a grid's worth further on) through Stages
 // shared-memory stages: while it computes one problem, the cp.async copies of the next
 // problem's Q, K and V (Stages = 2) are in flight; with one stage Q goes straight to registers. Within a group, each warp takes query strips
-// of 16 rows (attention_strip.cuh), so the group's warps share the staged K and V. Bias and
-// mask (shared by every batch entry, they stay in L2) are summed into the group's shared rows
-// once a problem where a thread's share fits its registers (attention_addends.cuh), the next
-// problem's loads in flight while this one computes; past that each strip reads them where they lie.
+// of 16 rows (attention_strip.cuh), so the group's warps share the staged K and V; bias and mask
+// are read where they lie (shared by every batch entry, they stay in L2).
 #pragma once
 
 #include "async_copy.cuh"
@@ -96,7 +94,7 @@ __device__ __forceinline__ void load_problem(const AttentionParams& p, long long
 /// Problem `index` as its strips see it, its K and V (and Q) in `stage`.
 template <typename In, int M, int N, int D, int Dv, int Stages, int BiasKind, int MaskKind>
 __device__ __forceinline__ AttentionView<In> view_of(const AttentionParams& p, long long index,
-                                                     const unsigned char* stage, const float* addends) {
+                                                     const unsigned char* stage) {
   using L = StageLayout<M, N, D, Dv, Stages>;
   const long long b = index / p.heads, h = index - b * p.heads;
   AttentionView<In> view;
@@ -112,7 +110,6 @@ __device__ __forceinline__ AttentionView<In> view_of(const AttentionParams& p, l
   view.k_smem = at + L::kK;
   view.v_smem = at + L::kV;
   view.q_smem = at + L::kQ;
-  view.addends = addends;
   return view;
 }
 
@@ -122,14 +119,11 @@ __global__ void __launch_bounds__(Warps * Problems * 32, 1) attention_tile(const
   check_attention_shape<M, N, D, Dv, Warps, Problems, Stages>();
   constexpr int kGroupThreads = Warps * 32;
   constexpr int kStage = StageLayout<M, N, D, Dv, Stages>::kBytes;
-  constexpr bool kAddends = BiasKind != kAddendNone || MaskKind != kAddendNone;
-  constexpr bool kStaged = attention_addends_staged(M, N, Warps, kAddends);
   extern __shared__ __align__(128) unsigned char attention_smem[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int group = warp / Warps, warp_in_group = warp - group * Warps;
   const int thread = threadIdx.x - group * kGroupThreads;
-  unsigned char* stages = attention_smem + group * attention_group_smem(M, N, D, Dv, Warps, Stages, kAddends);
-  float* addends = reinterpret_cast<float*>(stages + Stages * kStage);
+  unsigned char* stages = attention_smem + group * Stages * kStage;
   zero_padding<M, N, D, Dv, Stages, kGroupThreads>(stages, thread);
   start_after_prior_grids();
 
@@ -141,9 +135,6 @@ __global__ void __launch_bounds__(Warps * Problems * 32, 1) attention_tile(const
       load_problem<In, M, N, D, Dv, Stages, kGroupThreads>(p, first + s * step, stages + s * kStage, thread);
     commit_async_copies();
   }
-  StagedAddends<M, N, BiasKind, MaskKind, kGroupThreads> next_addends;
-  if constexpr (kStaged)
-    if (first < p.problems) next_addends.load(p, first, thread);
   int slot = 0;
   for (long long index = first; index < p.problems; index += step) {
     const long long ahead = index + (Stages - 1) * step;
@@ -151,20 +142,15 @@ __global__ void __launch_bounds__(Warps * Problems * 32, 1) attention_tile(const
       load_problem<In, M, N, D, Dv, Stages, kGroupThreads>(p, ahead, stages + (slot + Stages - 1) % Stages * kStage,
                                                            thread);
     commit_async_copies();
-    if constexpr (kStaged) {
-      // The rows are free: the last problem's strips passed the barrier at the loop's end.
-      next_addends.store(addends, thread);
-      if (index + step < p.problems) next_addends.load(p, index + step, thread);
-    }
     wait_async_copy_groups<Stages - 1>();
     group_sync<Warps>(group);
     const AttentionView<In> view =
-        view_of<In, M, N, D, Dv, Stages, BiasKind, MaskKind>(p, index, stages + slot * kStage, addends);
+        view_of<In, M, N, D, Dv, Stages, BiasKind, MaskKind>(p, index, stages + slot * kStage);
 #pragma unroll 1
     for (int strip = warp_in_group; strip < attention_strips(M); strip += Warps)
-      attend_strip<In, M, N, D, Dv, BiasKind, MaskKind, Causal, attention_stages_query(Stages), kStaged>(
+      attend_strip<In, M, N, D, Dv, BiasKind, MaskKind, Causal, attention_stages_query(Stages)>(
           view, p.scale_log2, strip * kAttentionTile, lane);
-    group_sync<Warps>(group);  // the stage (and the addend rows) are refilled next
+    group_sync<Warps>(group);  // the stage is refilled next
     slot = (slot + 1) % Stages;
   }
 }

@@ -215,7 +215,11 @@ __device__ __forceinline__ void choose_digit(SelectScratch& s, const unsigned* h
   const unsigned lane = threadIdx.x;
   unsigned bins[8], lane_total;
   const unsigned from_lane_up = load_lane_bins(histogram, bins, lane_total);
-  int running = s.above + static_cast<int>(from_lane_up - lane_total);
+  const int above = s.above;
+  // Every lane has read s.above before the chosen lane rewrites it: lanes of a warp are
+  // scheduled independently, and lockstep is not a promise (racecheck flags the read-write pair).
+  __syncwarp();
+  int running = above + static_cast<int>(from_lane_up - lane_total);
   if (running >= need || running + static_cast<int>(lane_total) < need) return;
   for (int b = 7; b >= 0; --b) {
     const int with_bin = running + static_cast<int>(bins[b]);

@@ -2,7 +2,7 @@
 // The flat_tile algorithm without a GPU: its span geometry (kernel_sources/flat_tile_layout.cuh)
 // covers every element of every row exactly once and touches no byte outside the tensor, for
 // every row count modulo the tile and every start shift; validity takes dense narrow rows only;
-// the tuner's candidates include it and the heuristic pick is unchanged (kPickFlatTiles).
+// the tuner's candidates include it, and the pick takes it for dense rows under 128 columns.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -219,14 +219,13 @@ TEST_CASE("dense rows are those whose strides both equal cols, or one row") {
   CHECK(described.max_pack == 1);
 }
 
-TEST_CASE("the tuner's candidates take flat_tile for dense narrow rows; the pick is unchanged") {
-  CHECK_FALSE(rowwise::kPickFlatTiles);
-  int with_tiles = 0;
+TEST_CASE("dense rows under 128 columns take flat_tile, eight values a lane; the tuner's candidates hold it to 256") {
+  int with_tiles = 0, picked = 0;
   for (int arch : {80, 90}) {
     const DeviceProps d = nominal_device(arch);
     for (RowOp op : kOps)
       for (const auto& pair : kPairs)
-        for (std::int64_t cols : {1, 2, 3, 7, 49, 64, 77, 96, 100, 128, 255, 256, 257, 1000})
+        for (std::int64_t cols : {1, 2, 3, 7, 8, 9, 49, 64, 65, 77, 96, 100, 127, 128, 255, 256, 257, 1000})
           for (std::int64_t rows : {1, 100, 65536, 100000}) {
             const RowwiseProblem dense = dense_problem(op, pair[0], pair[1], rows, cols);
             RowwiseProblem padded = dense;
@@ -235,8 +234,18 @@ TEST_CASE("the tuner's candidates take flat_tile for dense narrow rows; the pick
             CAPTURE(cols);
             CAPTURE(rows);
             const KernelConfig pick = choose_rowwise_config(dense, d);
-            CHECK(pick.algorithm != Algorithm::kFlatTile);
-            CHECK(pick == choose_rowwise_config(padded, d));
+            if (cols < rowwise::kFlatTilePickMaxCols) {
+              CHECK(pick.algorithm == Algorithm::kFlatTile);
+              CHECK(pick.threads == rowwise::kFlatTilePickThreads);
+              // The fewest lanes (a power of two) that hold the row at eight values or fewer each.
+              CHECK(pick.group * rowwise::kFlatTilePickValues >= cols);
+              CHECK((pick.group == 1 || (pick.group / 2) * rowwise::kFlatTilePickValues < cols));
+              ++picked;
+            } else {
+              CHECK(pick.algorithm != Algorithm::kFlatTile);
+              CHECK(pick == choose_rowwise_config(padded, d));
+            }
+            CHECK(choose_rowwise_config(padded, d).algorithm != Algorithm::kFlatTile);
             const std::vector<KernelConfig> candidates = rowwise_candidates(dense, d);
             REQUIRE(!candidates.empty());
             CHECK(candidates.front() == pick);
@@ -253,7 +262,8 @@ TEST_CASE("the tuner's candidates take flat_tile for dense narrow rows; the pick
             for (const KernelConfig& c : candidates) CHECK(why_not_rowwise(dense, d, c) == "");
           }
   }
-  MESSAGE(with_tiles << " dense narrow problems with flat_tile candidates");
+  CHECK(picked > 0);
+  MESSAGE(with_tiles << " dense narrow problems with flat_tile candidates, " << picked << " picked");
 }
 
 TEST_CASE("a flat_tile config reads and writes as the others do") {

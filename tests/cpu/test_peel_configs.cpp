@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Peeled configs (KernelConfig::peel) on the host: which can run (any alignment, the widest pack,
 // warp, block_regs and block_split, shares sized for the worst shift), their completion, and the
-// tuner's candidates for rows off the alignment, which the pick does not take yet
-// (kPickPeeledRows).
+// tuner's candidates for rows off the alignment, and the pick's peeling (kPeelWarpMaxCols).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,7 +10,9 @@
 
 #include "kjit/kjit.hpp"
 #include "runtime/driver/nominal_device.h"
+#include "runtime/ops/rowwise/rowwise_fit.h"
 #include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_rules.h"
 #include "runtime/ops/rowwise/rowwise_kernels.h"
 #include "runtime/ops/rowwise/rowwise_problem.h"
 #include "support/heuristic_sweep.h"
@@ -22,6 +23,7 @@ namespace {
 
 using test::DTypePair;
 using test::describe;
+using kjit::rowwise::fit_peeled;
 
 constexpr const auto& kDTypes = test::kCommonDTypePairs;
 
@@ -58,7 +60,7 @@ TEST_CASE("peeled configs run any alignment at the widest pack, in warp and bloc
   CHECK(why_not_rowwise(odd, h100, done) == "");
 }
 
-TEST_CASE("misaligned rows get peeled register candidates; the pick takes none yet") {
+TEST_CASE("misaligned rows get peeled register candidates; the pick peels block rows and warp rows under 128 columns") {
   const std::int64_t shapes[][2] = {{65536, 49}, {100000, 99}, {16384, 1001}, {4096, 4095}, {4096, 50257}};
   int peeled = 0;
   for (const DeviceProps& d : {nominal_device(80), nominal_device(90)})
@@ -68,10 +70,17 @@ TEST_CASE("misaligned rows get peeled register candidates; the pick takes none y
         for (int max_pack = 1; max_pack <= widest; max_pack *= 2) {
           const RowwiseProblem p{RowOp::kSoftmax, pair.in, pair.out, shape[0], shape[1], max_pack};
           CAPTURE(describe(p, d));
-          // Not until kPickPeeledRows is turned on, once a GPU has checked and timed them.
           const KernelConfig pick = choose_rowwise_config(p, d);
-          CHECK_FALSE(pick.peel);
-          CHECK(pick.pack <= max_pack);
+          const bool warp_row = fit_peeled(p, Algorithm::kWarp).has_value();
+          const bool block_row = !warp_row && fit_peeled(p, Algorithm::kBlockRegs).has_value();
+          const bool peels = max_pack < widest && ((warp_row && p.cols < rowwise::kPeelWarpMaxCols) || block_row);
+          CHECK(pick.peel == peels);
+          if (peels) {
+            CHECK(pick.algorithm == (warp_row ? Algorithm::kWarp : Algorithm::kBlockRegs));
+            CHECK(pick.pack == widest);
+          } else {
+            CHECK(pick.pack <= max_pack);
+          }
           for (const KernelConfig& c : rowwise_candidates(p, d)) {
             CAPTURE(c.to_string());
             CHECK(why_not_rowwise(p, d, c) == "");

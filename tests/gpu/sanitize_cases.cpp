@@ -155,7 +155,7 @@ const std::vector<Case>& cases() {
       {"attention-1stage", "attention, eight one-warp groups of one stage each",
        {}, {}, windows({1, 8, 1})},
       {"attention-online", "attention over key blocks with online softmax, causal",
-       {}, {}, long_causal({4, 2, 2})},
+       {}, {}, long_causal({4, 1, 2})},
   };
   return all;
 }

@@ -55,21 +55,30 @@ KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int 
   return {Algorithm::kClusterSmem, pack, 512, 512, cluster, ClusterGrid::kPerRow};
 }
 
-/// Rows off the alignment on their own vector grids at the widest pack, in a warp or a block's
-/// registers (kPickPeeledRows).
+/// Rows off the alignment on their own vector grids at the widest pack, in a warp's registers
+/// (narrow rows, kPeelWarpMaxCols) or a block's.
 std::optional<KernelConfig> peeled_pick(const RowwiseProblem& p) {
-  if (!kPickPeeledRows || !misaligned_rows(p)) return std::nullopt;
-  if (std::optional<KernelConfig> warp = fit_peeled(p, Algorithm::kWarp)) return warp;
+  if (!misaligned_rows(p)) return std::nullopt;
+  if (std::optional<KernelConfig> warp = fit_peeled(p, Algorithm::kWarp))
+    return p.cols < kPeelWarpMaxCols ? warp : std::nullopt;
   return fit_peeled(p, Algorithm::kBlockRegs);
+}
+
+/// Dense narrow rows as flat tiles (kFlatTilePickMaxCols).
+std::optional<KernelConfig> flat_tile_pick(const RowwiseProblem& p) {
+  if (!p.dense || p.cols >= kFlatTilePickMaxCols) return std::nullopt;
+  const int group = std::min(32, pow2_ceil(ceil_div(p.cols, std::int64_t{kFlatTilePickValues})));
+  const KernelConfig tile{Algorithm::kFlatTile, 1, kFlatTilePickThreads, group, 1};
+  if (!why_not_flat_tile(p, tile).empty()) return std::nullopt;
+  return tile;
 }
 
 }  // namespace
 
 KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d) {
+  if (const std::optional<KernelConfig> tile = flat_tile_pick(p)) return *tile;
   if (const std::optional<KernelConfig> peeled = peeled_pick(p)) return *peeled;
   const int pack = p.max_pack;
-  // Dense narrow rows as flat tiles, once measured ahead (kPickFlatTiles).
-  if (KernelConfig tile = fit_flat_tile(p); kPickFlatTiles && why_not_flat_tile(p, tile).empty()) return tile;
   // Rows a warp (or part of one) holds in registers.
   if (KernelConfig warp = fit_warp(p, pack); fits_registers(p, warp, p.cols, kTargetHeldRegisters)) return warp;
   const bool clusters = has_clusters(d);

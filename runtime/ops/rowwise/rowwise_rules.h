@@ -33,9 +33,11 @@ constexpr std::int64_t kFewRowsRingMinRowBytes = 128 * 1024;
 /// of them at once than of 16 (8 against 7), and each width fills its chunks differently.
 constexpr int kNearlyFullClusters[] = {15, 14};
 
-/// Whether the heuristic picks peeled rows (KernelConfig::peel) for rows off the widest pack's
-/// alignment: not until a GPU has checked and timed them; the tuner's candidates include them.
-constexpr bool kPickPeeledRows = false;
+/// Rows off the widest pack's alignment are peeled (KernelConfig::peel) where a block holds
+/// them (on the H100, 4096 x 50257 and 8192 x 32001 bf16 ran 2.2-2.6x faster peeled, at 99% of
+/// copy), and where a warp does below this many columns (65536 x 49 f16: 2.5x); from it on a
+/// warp's row spans enough vectors that peeling gains nothing (65536 x 197 bf16: 4% slower).
+constexpr std::int64_t kPeelWarpMaxCols = 128;
 
 /// The widest pack the element sizes allow (16 bytes of the wider type), whatever the alignment.
 inline int widest_pack(const RowwiseProblem& p) {
@@ -45,9 +47,14 @@ inline int widest_pack(const RowwiseProblem& p) {
 /// Rows whose pointers or strides keep them off the widest pack's alignment.
 inline bool misaligned_rows(const RowwiseProblem& p) { return p.max_pack < widest_pack(p); }
 
-/// Whether the pick takes flat_tile for dense rows of up to 256 columns: off until the GPU runs
-/// show its outputs right and its times ahead of the warp kernel there (it is a tuning candidate).
-constexpr bool kPickFlatTiles = false;
+/// Dense rows narrower than this take flat_tile: a warp a row leaves most lanes idle there, and
+/// the flat spans move at 16 bytes whatever the width (on the H100, 1.4-10x the warp kernel at
+/// 7 to 77 columns; level with it from about 100 on).
+constexpr std::int64_t kFlatTilePickMaxCols = 128;
+/// Values a lane of the picked flat_tile holds, and its block: 8 and 256 ran best or within 5% of
+/// the best candidate at 7 to 100 columns.
+constexpr int kFlatTilePickValues = 8;
+constexpr int kFlatTilePickThreads = 256;
 
 /// Bytes of one row's input.
 inline std::int64_t row_bytes(const RowwiseProblem& p) { return p.cols * size_of(p.in_dtype); }
