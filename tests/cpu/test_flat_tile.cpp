@@ -219,7 +219,7 @@ TEST_CASE("dense rows are those whose strides both equal cols, or one row") {
   CHECK(described.max_pack == 1);
 }
 
-TEST_CASE("dense rows under 128 columns take flat_tile, eight values a lane; the tuner's candidates hold it to 256") {
+TEST_CASE("dense rows off the alignment under 128 columns take flat_tile, eight values a lane; the tuner's candidates hold it to 256") {
   int with_tiles = 0, picked = 0;
   for (int arch : {80, 90}) {
     const DeviceProps d = nominal_device(arch);
@@ -234,7 +234,7 @@ TEST_CASE("dense rows under 128 columns take flat_tile, eight values a lane; the
             CAPTURE(cols);
             CAPTURE(rows);
             const KernelConfig pick = choose_rowwise_config(dense, d);
-            if (cols < rowwise::kFlatTilePickMaxCols) {
+            if (cols < rowwise::kFlatTilePickMaxCols && rowwise::misaligned_rows(dense)) {
               CHECK(pick.algorithm == Algorithm::kFlatTile);
               CHECK(pick.threads == rowwise::kFlatTilePickThreads);
               // The fewest lanes (a power of two) that hold the row at eight values or fewer each.

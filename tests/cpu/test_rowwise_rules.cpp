@@ -40,23 +40,19 @@ const Rule kRules[] = {
     // Rows in registers.
     {"a warp holds rows of up to 32 values a lane -> warp", 90, f32, f32, 65536, 1024, 0, warp, ""},
     {"16-bit rows of up to 1024 columns, held by a warp -> warp", 90, bf16, bf16, 16384, 1024, 0, warp, ""},
-    {"rows off the alignment under 128 columns are peeled onto the widest pack (kPeelWarpMaxCols) -> warp", 90,
-     bf16, bf16, 65536, 49, 1, warp, "pack=8 threads=128 group=8 cluster=1 peel"},
-    {"rows off the alignment from 128 columns on that a warp holds keep the pack it allows -> warp", 90, bf16, bf16,
-     65536, 197, 1, warp, "pack=1 threads=128 group=32 cluster=1"},
+    {"rows off the alignment that are not dense keep the pack it allows (dense ones are peeled or tiled) -> warp", 90,
+     bf16, bf16, 65536, 49, 1, warp, "pack=1 threads=128 group=32 cluster=1"},
     {"a column more than a warp holds, under 32 KB a row -> block_regs", 90, f32, f32, 16384, 1025, 0, block_regs, ""},
     {"rows under 32 KB stay in a block's registers -> block_regs", 90, bf16, bf16, 8192, 4096, 0, block_regs, ""},
     {"fp32 rows under 32 KB -> block_regs", 90, f32, f32, 8192, 4096, 0, block_regs, ""},
     {"few rows narrower than 4096 columns do not pay a cluster's exchange -> block_regs", 90, f32, f32, 16, 2048, 0,
      block_regs, ""},
     {"the same on sm_80 -> block_regs", 80, bf16, bf16, 8192, 4096, 0, block_regs, ""},
-    {"rows off the alignment that a block holds are peeled onto the widest pack -> block_regs", 80, bf16, bf16,
-     1024, 32000, 1, block_regs, "pack=8 threads=512 group=512 cluster=1 peel"},
-    {"the same on sm_90 -> block_regs", 90, bf16, bf16, 1024, 32000, 1, block_regs,
-     "pack=8 threads=512 group=512 cluster=1 peel"},
-    {"sm_90: 16-bit rows off the alignment too wide for a block even peeled go to the wide-row kernels, "
-     "too wide for the ring -> block_online",
-     90, bf16, bf16, 1024, 100001, 1, block_online, ""},
+    {"sm_80 has no clusters: a block of 1024 holds 16-bit rows of 32000 at pack 1 -> block_regs", 80, bf16, bf16,
+     1024, 32000, 1, block_regs, "threads=1024"},
+    {"sm_90: 16-bit rows that need all 1024 threads go to the wide-row kernels (no block_split at 2-byte packs), "
+     "16-bit rows too wide for the ring -> block_online",
+     90, bf16, bf16, 1024, 32000, 1, block_online, ""},
 
     // block_split: rows of 32 KB or more, every thread slot of an SM resident.
     {"many 16-bit rows of 32 KB or more that block_split holds filling an SM -> block_split", 90, bf16, bf16, 1024,

@@ -33,7 +33,7 @@ constexpr std::int64_t kFewRowsRingMinRowBytes = 128 * 1024;
 /// of them at once than of 16 (8 against 7), and each width fills its chunks differently.
 constexpr int kNearlyFullClusters[] = {15, 14};
 
-/// Rows off the widest pack's alignment are peeled (KernelConfig::peel) where a block holds
+/// Dense rows off the widest pack's alignment are peeled (KernelConfig::peel) where a block holds
 /// them (on the H100, 4096 x 50257 and 8192 x 32001 bf16 ran 2.2-2.6x faster peeled, at 99% of
 /// copy), and where a warp does below this many columns (65536 x 49 f16: 2.5x); from it on a
 /// warp's row spans enough vectors that peeling gains nothing (65536 x 197 bf16: 4% slower).
@@ -47,7 +47,7 @@ inline int widest_pack(const RowwiseProblem& p) {
 /// Rows whose pointers or strides keep them off the widest pack's alignment.
 inline bool misaligned_rows(const RowwiseProblem& p) { return p.max_pack < widest_pack(p); }
 
-/// Dense rows narrower than this take flat_tile: a warp a row leaves most lanes idle there, and
+/// Dense rows off the alignment narrower than this take flat_tile: a warp a row leaves most lanes idle there, and
 /// the flat spans move at 16 bytes whatever the width (on the H100, 1.4-10x the warp kernel at
 /// 7 to 77 columns; level with it from about 100 on).
 constexpr std::int64_t kFlatTilePickMaxCols = 128;
