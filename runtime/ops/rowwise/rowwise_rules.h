@@ -47,9 +47,9 @@ inline int widest_pack(const RowwiseProblem& p) {
 /// Rows whose pointers or strides keep them off the widest pack's alignment.
 inline bool misaligned_rows(const RowwiseProblem& p) { return p.max_pack < widest_pack(p); }
 
-/// Dense rows off the alignment narrower than this take flat_tile: a warp a row leaves most lanes idle there, and
-/// the flat spans move at 16 bytes whatever the width (on the H100, 1.4-10x the warp kernel at
-/// 7 to 77 columns; level with it from about 100 on).
+/// Dense rows off the alignment narrower than this take flat_tile: a warp a row leaves most
+/// lanes idle there, and the flat spans move at 16 bytes whatever the width (on the H100,
+/// 1.4-10x the warp kernel at 7 to 77 columns; level with it from about 100 on).
 constexpr std::int64_t kFlatTilePickMaxCols = 128;
 /// Values a lane of the picked flat_tile holds, and its block: 8 and 256 ran best or within 5% of
 /// the best candidate at 7 to 100 columns.
