@@ -163,7 +163,8 @@ if wants candidates; then
     softmax_topk --dtype f32 --rows 8 --cols 128256 --k 50; softmax_topk --dtype bf16 --rows 256 --cols 128256 --k 50;
     $(python3 bench/compare_attention.py --tune-calls --quick)"
   cache=$(mktemp -d)
-  IFS=';' read -ra calls <<<"${CANDIDATE_CALLS:-$default_calls}"
+  # One line first: `read` takes a single line, and the list spans several.
+  IFS=';' read -ra calls <<<"$(tr '\n' ' ' <<<"${CANDIDATE_CALLS:-$default_calls}")"
   for call in "${calls[@]}"; do
     call=$(echo $call)  # one line, single spaces
     [ -n "$call" ] || continue

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Peeled configs (KernelConfig::peel) on the host: which can run (any
-// alignment, the widest pack, warp, block_regs and block_split, shares sized
-// for the worst shift), their completion, and the tuner's candidates for rows
-// off the alignment, and the pick's peeling (kPeelWarpMaxCols).
+// Peeled configs (KernelConfig::peel) on the host: which can run (any alignment, the widest pack,
+// warp, block_regs and block_split, shares sized for the worst shift), their completion, and the
+// tuner's candidates for rows off the alignment, and the pick's peeling (kPeelWarpMaxCols).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,56 +12,45 @@
 #include "runtime/driver/nominal_device.h"
 #include "runtime/ops/rowwise/rowwise_fit.h"
 #include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_rules.h"
 #include "runtime/ops/rowwise/rowwise_kernels.h"
 #include "runtime/ops/rowwise/rowwise_problem.h"
-#include "runtime/ops/rowwise/rowwise_rules.h"
 #include "support/heuristic_sweep.h"
 
 using namespace kjit;
 
 namespace {
 
-using kjit::rowwise::fit_peeled;
-using test::describe;
 using test::DTypePair;
+using test::describe;
+using rowwise::fit_peeled;
 
-constexpr const auto &kDTypes = test::kCommonDTypePairs;
+constexpr const auto& kDTypes = test::kCommonDTypePairs;
 
-} // namespace
+}  // namespace
 
-TEST_CASE("peeled configs run any alignment at the widest pack, in warp and "
-          "block_regs, sized for the worst shift") {
+TEST_CASE("peeled configs run any alignment at the widest pack, in warp and block_regs, sized for the worst shift") {
   const DeviceProps h100 = nominal_device(90);
-  const RowwiseProblem odd{
-      RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 1001, 1};
-  auto why = [&](const RowwiseProblem &p, KernelConfig c, bool peel) {
+  const RowwiseProblem odd{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 1001, 1};
+  auto why = [&](const RowwiseProblem& p, KernelConfig c, bool peel) {
     c.peel = peel;
     return why_not_rowwise(p, h100, c);
   };
-  CHECK(why(odd, {Algorithm::kWarp, 4, 128, 32, 1}, false).find("pack") !=
-        std::string::npos);
+  CHECK(why(odd, {Algorithm::kWarp, 4, 128, 32, 1}, false).find("pack") != std::string::npos);
   CHECK(why(odd, {Algorithm::kWarp, 4, 128, 32, 1}, true) == "");
   CHECK(why(odd, {Algorithm::kBlockRegs, 4, 128, 128, 1}, true) == "");
-  CHECK(why(odd, {Algorithm::kWarp, 8, 128, 32, 1}, true).find("pack") !=
-        std::string::npos);
-  CHECK(why(odd, {Algorithm::kBlockSmem, 4, 512, 512, 1}, true).find("peel") !=
-        std::string::npos);
-  CHECK(
-      why(odd, {Algorithm::kBlockOnline, 4, 512, 512, 1}, true).find("peel") !=
-      std::string::npos);
+  CHECK(why(odd, {Algorithm::kWarp, 8, 128, 32, 1}, true).find("pack") != std::string::npos);
+  CHECK(why(odd, {Algorithm::kBlockSmem, 4, 512, 512, 1}, true).find("peel") != std::string::npos);
+  CHECK(why(odd, {Algorithm::kBlockOnline, 4, 512, 512, 1}, true).find("peel") != std::string::npos);
   KernelConfig split{Algorithm::kBlockSplit, 4, 256, 256, 1};
   split.staged = 1;
   CHECK(why(odd, split, false).find("pack") != std::string::npos);
   CHECK(why(odd, split, true) == "");
-  CHECK(why(odd, {Algorithm::kCluster, 4, 256, 256, 2}, true).find("peel") !=
-        std::string::npos);
-  // 2048 fp32 values over a warp at pack 4 are 64 a thread; a peeled row may
-  // span 2051.
-  const RowwiseProblem full{
-      RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 2048, 1};
+  CHECK(why(odd, {Algorithm::kCluster, 4, 256, 256, 2}, true).find("peel") != std::string::npos);
+  // 2048 fp32 values over a warp at pack 4 are 64 a thread; a peeled row may span 2051.
+  const RowwiseProblem full{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 2048, 1};
   CHECK(why(full, {Algorithm::kWarp, 1, 128, 32, 1}, false) == "");
-  CHECK(why(full, {Algorithm::kWarp, 4, 128, 32, 1}, true).find("64 values") !=
-        std::string::npos);
+  CHECK(why(full, {Algorithm::kWarp, 4, 128, 32, 1}, true).find("64 values") != std::string::npos);
   // Completing a peeled config takes the widest pack and sizes it for the span.
   KernelConfig partial{Algorithm::kWarp};
   partial.peel = true;
@@ -72,56 +60,65 @@ TEST_CASE("peeled configs run any alignment at the widest pack, in warp and "
   CHECK(why_not_rowwise(odd, h100, done) == "");
 }
 
-TEST_CASE("misaligned rows get peeled register candidates; the pick peels "
-          "block rows and warp rows under 128 columns") {
-  const std::int64_t shapes[][2] = {
-      {65536, 49}, {100000, 99}, {16384, 1001}, {4096, 4095}, {4096, 50257}};
+namespace {
+
+/// The pick for rows at `max_pack`: dense rows off the alignment under 128 columns are flat tiles
+/// (test_flat_tile.cpp); other dense rows off it are peeled where a block holds them, or a warp
+/// under kPeelWarpMaxCols; the rest keep the pack they allow.
+void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
+  const KernelConfig pick = choose_rowwise_config(p, d);
+  const bool misaligned_dense = p.dense && p.max_pack < widest;
+  const bool warp_row = fit_peeled(p, Algorithm::kWarp).has_value();
+  const bool block_row = !warp_row && fit_peeled(p, Algorithm::kBlockRegs).has_value();
+  const bool tiled = misaligned_dense && p.cols < rowwise::kFlatTilePickMaxCols;
+  const bool peels = misaligned_dense && ((warp_row && p.cols < rowwise::kPeelWarpMaxCols) || block_row);
+  CHECK(pick.peel == (peels && !tiled));
+  if (tiled) {
+    CHECK(pick.algorithm == Algorithm::kFlatTile);
+  } else if (peels) {
+    CHECK(pick.algorithm == (warp_row ? Algorithm::kWarp : Algorithm::kBlockRegs));
+    CHECK(pick.pack == widest);
+  } else {
+    CHECK(pick.pack <= p.max_pack);
+  }
+}
+
+/// Every candidate runs the problem; the peeled ones take the widest pack. Returns how many are
+/// peeled.
+int check_candidates(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   int peeled = 0;
-  for (const DeviceProps &d : {nominal_device(80), nominal_device(90)})
-    for (const DTypePair &pair : kDTypes)
-      for (const auto &shape : shapes) {
+  for (const KernelConfig& c : rowwise_candidates(p, d)) {
+    CAPTURE(c.to_string());
+    CHECK(why_not_rowwise(p, d, c) == "");
+    if (!c.peel) {
+      CHECK(c.pack <= p.max_pack);
+      continue;
+    }
+    ++peeled;
+    CHECK(p.max_pack < widest);
+    CHECK(c.pack == widest);
+    CHECK(takes_peel(c.algorithm));
+  }
+  return peeled;
+}
+
+}  // namespace
+
+TEST_CASE("misaligned rows get peeled register candidates; the pick peels dense block rows and warp rows "
+          "under 128 columns") {
+  const std::int64_t shapes[][2] = {{65536, 49}, {100000, 99}, {16384, 1001}, {4096, 4095}, {4096, 50257}};
+  int peeled = 0;
+  for (const DeviceProps& d : {nominal_device(80), nominal_device(90)})
+    for (const DTypePair& pair : kDTypes)
+      for (const auto& shape : shapes) {
         const int widest = 16 / std::max(size_of(pair.in), size_of(pair.out));
-        for (int max_pack = 1; max_pack <= widest; max_pack *= 2) {
+        for (int max_pack = 1; max_pack <= widest; max_pack *= 2)
           for (bool dense : {false, true}) {
-            const RowwiseProblem p{
-                RowOp::kSoftmax, pair.in,  pair.out, shape[0],
-                shape[1],        max_pack, dense};
+            const RowwiseProblem p{RowOp::kSoftmax, pair.in, pair.out, shape[0], shape[1], max_pack, dense};
             CAPTURE(describe(p, d));
-            const KernelConfig pick = choose_rowwise_config(p, d);
-            const bool warp_row = fit_peeled(p, Algorithm::kWarp).has_value();
-            const bool block_row =
-                !warp_row && fit_peeled(p, Algorithm::kBlockRegs).has_value();
-            const bool peels =
-                dense && max_pack < widest &&
-                ((warp_row && p.cols < rowwise::kPeelWarpMaxCols) || block_row);
-            // Dense narrow rows off the alignment are flat tiles
-            // (test_flat_tile.cpp).
-            const bool tiled = dense && max_pack < widest &&
-                               p.cols < rowwise::kFlatTilePickMaxCols;
-            CHECK(pick.peel == (peels && !tiled));
-            if (tiled) {
-              CHECK(pick.algorithm == Algorithm::kFlatTile);
-            } else if (peels) {
-              CHECK(pick.algorithm ==
-                    (warp_row ? Algorithm::kWarp : Algorithm::kBlockRegs));
-              CHECK(pick.pack == widest);
-            } else {
-              CHECK(pick.pack <= max_pack);
-            }
-            for (const KernelConfig &c : rowwise_candidates(p, d)) {
-              CAPTURE(c.to_string());
-              CHECK(why_not_rowwise(p, d, c) == "");
-              if (!c.peel) {
-                CHECK(c.pack <= max_pack);
-                continue;
-              }
-              ++peeled;
-              CHECK(max_pack < widest);
-              CHECK(c.pack == widest);
-              CHECK(takes_peel(c.algorithm));
-            }
+            check_pick(p, d, widest);
+            peeled += check_candidates(p, d, widest);
           }
-        }
       }
   CHECK(peeled > 0);
   MESSAGE(peeled << " peeled candidates");

@@ -7,19 +7,13 @@
 #include "runtime/ops/rowwise/rowwise_kernels.h"
 
 namespace kjit::rowwise {
-namespace {
 
-/// Values a lane aims at: a few loads and exponentials each, and no more shuffles than that.
-constexpr int kFlatTileTargetValues = 4;
-
-}  // namespace
-
-int flat_tile_group(const RowwiseProblem& p) {
-  return std::min(32, pow2_ceil(ceil_div(p.cols, kFlatTileTargetValues)));
+int flat_tile_group(const RowwiseProblem& p, int values) {
+  return std::min(32, pow2_ceil(ceil_div(p.cols, values)));
 }
 
-KernelConfig fit_flat_tile(const RowwiseProblem& p, int threads) {
-  return {Algorithm::kFlatTile, 1, threads, flat_tile_group(p), 1};
+KernelConfig fit_flat_tile(const RowwiseProblem& p, int threads, int values) {
+  return {Algorithm::kFlatTile, 1, threads, flat_tile_group(p, values), 1};
 }
 
 std::string why_not_flat_tile(const RowwiseProblem& p, const KernelConfig& c) {

@@ -11,10 +11,14 @@
 
 namespace kjit::rowwise {
 
-/// Lanes a row: the fewest (a power of two, at most 32) that hold it four values a lane.
-int flat_tile_group(const RowwiseProblem& p);
-/// flat_tile over `threads` threads, flat_tile_group lanes a row.
-KernelConfig fit_flat_tile(const RowwiseProblem& p, int threads = 256);
+/// Values a lane the fitted group aims at: a few loads and exponentials each, and no more
+/// shuffles than that.
+constexpr int kFlatTileTargetValues = 4;
+
+/// Lanes a row: the fewest (a power of two, at most 32) that hold it `values` values a lane.
+int flat_tile_group(const RowwiseProblem& p, int values = kFlatTileTargetValues);
+/// flat_tile over `threads` threads, flat_tile_group(p, values) lanes a row.
+KernelConfig fit_flat_tile(const RowwiseProblem& p, int threads = 256, int values = kFlatTileTargetValues);
 /// Empty when flat_tile `c` can run `p`, else why not.
 std::string why_not_flat_tile(const RowwiseProblem& p, const KernelConfig& c);
 /// Its tuning candidates for dense rows within its width: 128 and 256 threads, at the fitted

@@ -70,8 +70,7 @@ std::optional<KernelConfig> peeled_pick(const RowwiseProblem& p) {
 /// whole vectors in the warp kernel (on the H100, 49152 x 64 fp32 ran at 0.73x torch as tiles).
 std::optional<KernelConfig> flat_tile_pick(const RowwiseProblem& p) {
   if (!p.dense || !misaligned_rows(p) || p.cols >= kFlatTilePickMaxCols) return std::nullopt;
-  const int group = std::min(32, pow2_ceil(ceil_div(p.cols, std::int64_t{kFlatTilePickValues})));
-  const KernelConfig tile{Algorithm::kFlatTile, 1, kFlatTilePickThreads, group, 1};
+  const KernelConfig tile = fit_flat_tile(p, kFlatTilePickThreads, kFlatTilePickValues);
   if (!why_not_flat_tile(p, tile).empty()) return std::nullopt;
   return tile;
 }
