@@ -8,9 +8,10 @@
 # beside torch's), then write $OUT/RESULTS.md from their outputs (bench/results_report.py;
 # copy it to bench/RESULTS.md). Logs go to $OUT (default ./out).
 #   bash scripts/gpu_check.sh [--quick]
-# STEPS="build tests demo bench host tune torch topk sweep python candidates sanitize attention"
+# STEPS="build tests demo bench host tune torch topk sweep python candidates profile sanitize attention"
 # (the default: all but candidates, which prints every tuning candidate's time at chosen calls,
-# CANDIDATE_CALLS, and sanitize, compute-sanitizer over every kernel family: scripts/sanitize_gpu.sh)
+# CANDIDATE_CALLS; profile, Nsight Compute's sections for chosen kernels, PROFILE_CALLS; and
+# sanitize, compute-sanitizer over every kernel family: scripts/sanitize_gpu.sh)
 # picks steps, so a run can be split over calls with a time limit; the build folder is reused.
 # TESTS_REGEX narrows the tests step to the matching ctest names; TOPK_CELLS narrows the top-K
 # comparison; SWEEP_ARGS goes to sweep_shapes.py (e.g. "--seed 123" repeats a sweep, "--count
@@ -172,6 +173,28 @@ if wants candidates; then
     # shellcheck disable=SC2086
     timeout 300 "$BUILD/cli/kjit" tune --full --op $call --cache-dir "$cache" 2>&1 | tee -a "$OUT/candidates.log" || status=1
   done
+  rm -rf "$cache"
+fi
+if wants profile; then
+  step "Nsight Compute over chosen kernels (ncu)"
+  # PROFILE_CALLS: entries separated by ';', each "REGEX @ ARGS": the first launch whose demangled
+  # name matches REGEX within `kjit tune --full --op ARGS` (which times the pick first). The
+  # default profiles the pick of every attention case of bench/compare_attention.py.
+  default_profile=$(python3 bench/compare_attention.py --tune-calls --quick | tr ';' '\n' |
+    sed 's/^ */attention_tile @ /' | tr '\n' ';')
+  cache=$(mktemp -d)
+  IFS=';' read -ra entries <<<"$(tr '\n' ' ' <<<"${PROFILE_CALLS:-$default_profile}")"
+  sections="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats
+    --section SchedulerStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis"
+  for entry in "${entries[@]}"; do
+    regex=$(echo ${entry%%@*}) args=$(echo ${entry#*@})
+    [ -n "$args" ] || continue
+    echo "--- $regex in kjit tune --op $args" | tee -a "$OUT/profile.log"
+    # shellcheck disable=SC2086
+    timeout 300 ncu --clock-control none --kernel-name-base demangled -k "regex:$regex" -c 1 $sections \
+      "$BUILD/cli/kjit" tune --full --op $args --cache-dir "$cache" >>"$OUT/profile.log" 2>&1 || status=1
+  done
+  grep -E "^---|attention_tile<|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Memory Throughput|Compute \(SM\)|Issue Slots Busy|Warp Cycles Per Issued" "$OUT/profile.log" | head -200
   rm -rf "$cache"
 fi
 if wants sanitize; then

@@ -77,8 +77,9 @@ run_one() {
   esac
   local launches=()
   [ "$tool" = racecheck ] && launches=(--launches 1)
+  local began=$SECONDS
   "${cmd[@]}" "$DRIVER" "$case" "${launches[@]}" >"$log" 2>&1
-  local rc=$? errors=0 warnings=0 verdict=ok summary=""
+  local rc=$? seconds=$((SECONDS - began)) errors=0 warnings=0 verdict=ok summary=""
   case "$tool" in
     plain) ;;
     racecheck) summary=$(grep 'RACECHECK SUMMARY' "$log" | tail -1) ;;
@@ -95,7 +96,7 @@ run_one() {
   elif [ $rc -ne 0 ]; then verdict=exit-$rc
   elif [ "$tool" != plain ] && [ -z "$summary" ] && grep -q '^========= .*[Ee]rror' "$log"; then verdict=no-summary
   fi
-  echo "$case $tool $rc $errors $warnings $verdict" >"$log.row"
+  echo "$case $tool $rc $errors $warnings $verdict $seconds" >"$log.row"
 }
 
 # Runs "case tool" pairs from stdin, JOBS at once, with sanitizer $1 and log suffix $2.
@@ -122,7 +123,7 @@ if [ -n "${SANITIZER_CHECK:-}" ]; then
     flagged=$(awk '$2 == "racecheck" && $6 == "found" {print $1}' "$LOGS"/*.racecheck.log.row 2>/dev/null)
     for c in $flagged; do echo "$c racecheck"; done | run_all "$CHECK" ".check"
     for c in $flagged; do
-      read -r _ _ _ errors warnings verdict <"$LOGS/$c.racecheck.check.log.row"
+      read -r _ _ _ errors warnings verdict _ <"$LOGS/$c.racecheck.check.log.row"
       [ "$verdict" = ok ] && tool_limit[$c]="compute-sanitizer $CHECK_VERSION reports no hazard on the same call"
     done
   else
@@ -131,25 +132,25 @@ if [ -n "${SANITIZER_CHECK:-}" ]; then
 fi
 
 status=0
-row_line() { printf '%-24s %-17s %5s %7s %8s  %s\n' "$@"; }
+row_line() { printf '%-24s %-17s %5s %7s %8s %7s  %s\n' "$@"; }
 {
   echo "compute-sanitizer $SAN_VERSION ($SAN); $((SECONDS - start)) s. The cases:"
   for c in "${CASES[@]}"; do "$DRIVER" --describe "$c" | sed 's/^/  /'; done
   echo "(tool plain: the case alone, which compiles its kernel and checks its output)"
   echo
-  row_line case tool exit errors warnings verdict
+  row_line case tool exit errors warnings seconds verdict
   for c in "${CASES[@]}"; do
     for tool in plain $TOOLS racecheck.check; do
       row="$LOGS/$c.$tool.log.row"
       if [ ! -f "$row" ]; then
         [ "$tool" = racecheck.check ] && continue
-        row_line "$c" "$tool" - - - not-run
+        row_line "$c" "$tool" - - - - not-run
         continue
       fi
-      read -r _ _ rc errors warnings verdict <"$row"
+      read -r _ _ rc errors warnings verdict seconds <"$row"
       if [ "$verdict" = found ] && [ "$tool" = racecheck ] && [ -n "${tool_limit[$c]:-}" ]; then verdict=tool-limit; fi
       [ "$tool" = racecheck.check ] && tool="racecheck (check)"
-      row_line "$c" "$tool" "$rc" "$errors" "$warnings" "$verdict"
+      row_line "$c" "$tool" "$rc" "$errors" "$warnings" "${seconds:--}" "$verdict"
     done
   done
   echo
@@ -177,7 +178,7 @@ row_line() { printf '%-24s %-17s %5s %7s %8s  %s\n' "$@"; }
   fi
 } >"$SUMMARY"
 # Every run of the first sanitizer ok, but for racecheck reports shown to be the tool's.
-while read -r c tool rc errors warnings verdict; do
+while read -r c tool rc errors warnings verdict _; do
   [ "$verdict" = ok ] && continue
   [ "$verdict" = found ] && [ "$tool" = racecheck ] && [ -n "${tool_limit[$c]:-}" ] && continue
   status=1
