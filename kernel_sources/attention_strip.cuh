@@ -4,7 +4,8 @@
 // with K from shared memory, kept in registers in the accumulator layout, scaled and offset
 // by bias and mask there, an online softmax over key blocks whose row statistics go between
 // the four lanes of a row by shuffles, P rounded in registers into the A fragments of the
-// product with V, and O written from the accumulators.
+// product with V, and O written from the accumulators through the warp's own shared rows, half a
+// strip at a time, as whole 16-byte vectors of consecutive rows.
 #pragma once
 
 #include "attention_params.cuh"
@@ -23,6 +24,8 @@ struct AttentionView {
   const void* mask;  ///< this window's [m, n]
   long long q_row, o_row, bias_row, mask_row;
   unsigned k_smem, v_smem, q_smem;  ///< shared addresses of the stage's K, V and Q (where it holds Q)
+  unsigned char* rows;  ///< this warp's rows (attention_warp_rows_bytes), through which O goes out
+  unsigned rows_smem;   ///< their shared address
 };
 
 /// The type an addend of kind Kind holds.
@@ -68,20 +71,41 @@ __device__ __forceinline__ void load_query_shared(unsigned (&qa)[D / 16][4], uns
     load_matrices(qa[kd], q_smem + (row * (D + kAttentionRowPad) + kd * 16 + (matrix >> 1) * 8) * 2);
 }
 
-/// The same from global memory, 4 bytes a register; rows past M read as zeros.
+/// The same from global memory through the warp's rows, Q's rows read as whole 16-byte vectors
+/// by consecutive lanes (both halves of the strip in flight at once), each half then stored to
+/// the rows and read back as A fragments; rows past M are zeros.
 template <typename In, int M, int D>
 __device__ __forceinline__ void load_query(unsigned (&qa)[D / 16][4], const AttentionView<In>& view, int row0,
                                            int lane) {
-  const int g = lane >> 2, t = lane & 3;
+  constexpr int kVectors = D / kAttentionCopyElements;  // a row's 16-byte vectors
+  constexpr int kRow = D + kAttentionRowPad;
+  constexpr int kSteps = (kAttentionWarpRows * kVectors + 31) / 32;
+  uint4 values[2][kSteps];
+#pragma unroll
+  for (int half = 0; half < 2; ++half)
+#pragma unroll
+    for (int i = 0; i < kSteps; ++i) {
+      const int v = i * 32 + lane, r = v / kVectors, c = v - r * kVectors;
+      const int row = row0 + half * kAttentionWarpRows + r;
+      values[half][i] = make_uint4(0u, 0u, 0u, 0u);
+      if (v < kAttentionWarpRows * kVectors && row < M)
+        values[half][i] = *reinterpret_cast<const uint4*>(view.q + row * view.q_row + c * kAttentionCopyElements);
+    }
+  const int matrix_row = lane & 7, high = (lane >> 3) & 1;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    const int row = row0 + g + 8 * half;
-    const In* from = view.q + row * view.q_row + 2 * t;
 #pragma unroll
-    for (int kd = 0; kd < D / 16; ++kd) {
-      qa[kd][half] = row < M ? *reinterpret_cast<const unsigned*>(from + kd * 16) : 0u;
-      qa[kd][2 + half] = row < M ? *reinterpret_cast<const unsigned*>(from + kd * 16 + 8) : 0u;
+    for (int i = 0; i < kSteps; ++i) {
+      const int v = i * 32 + lane, r = v / kVectors, c = v - r * kVectors;
+      if (v < kAttentionWarpRows * kVectors)
+        *reinterpret_cast<uint4*>(view.rows + (r * kRow + c * kAttentionCopyElements) * 2) = values[half][i];
     }
+    __syncwarp();
+    // Rows 0-7 of columns 0-7 of each 16 are fragment register `half`, of columns 8-15 `2 + half`.
+#pragma unroll
+    for (int kd = 0; kd < D / 16; ++kd)
+      load_matrix_pair(qa[kd][half], qa[kd][2 + half], view.rows_smem + (matrix_row * kRow + kd * 16 + high * 8) * 2);
+    __syncwarp();
   }
 }
 
@@ -206,24 +230,36 @@ __device__ __forceinline__ void accumulate_values(const float (&s)[KB / 8][4], f
   }
 }
 
-/// O / sum for the strip's rows below M. A row whose keys were all masked has sum 0 and gives
-/// zeros; a NaN sum stays NaN.
+/// O / sum for the strip's rows below M, half a strip at a time: the fragments' pairs into the
+/// warp's rows, then each row out as 16-byte vectors by consecutive lanes. A row whose keys were
+/// all masked has sum 0 and gives zeros; a NaN sum stays NaN.
 template <typename In, int M, int Dv>
 __device__ __forceinline__ void store_output(const float (&o)[Dv / 8][4], StripStats& stats,
                                              const AttentionView<In>& view, int row0, int lane) {
+  constexpr int kVectors = Dv / kAttentionCopyElements;
+  constexpr int kRow = Dv + kAttentionRowPad;
+  constexpr int kSteps = (kAttentionWarpRows * kVectors + 31) / 32;
   const int g = lane >> 2, t = lane & 3;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     stats.sum[h] += __shfl_xor_sync(0xffffffffu, stats.sum[h], 1);
     stats.sum[h] += __shfl_xor_sync(0xffffffffu, stats.sum[h], 2);
     const float inverse = stats.sum[h] == 0.0f ? 0.0f : 1.0f / stats.sum[h];
-    const int row = row0 + g + 8 * h;
-    if (row >= M) continue;
-    In* to = view.o + row * view.o_row + 2 * t;
+    if (row0 + h * kAttentionWarpRows >= M) break;  // the half and those after it hold no row
 #pragma unroll
     for (int tile = 0; tile < Dv / 8; ++tile)
-      *reinterpret_cast<unsigned*>(to + tile * 8) =
+      *reinterpret_cast<unsigned*>(view.rows + (g * kRow + tile * 8 + 2 * t) * 2) =
           pair_from_floats<In>(o[tile][2 * h] * inverse, o[tile][2 * h + 1] * inverse);
+    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < kSteps; ++i) {
+      const int v = i * 32 + lane, r = v / kVectors, c = v - r * kVectors;
+      const int row = row0 + h * kAttentionWarpRows + r;
+      if (v < kAttentionWarpRows * kVectors && row < M)
+        *reinterpret_cast<uint4*>(view.o + row * view.o_row + c * kAttentionCopyElements) =
+            *reinterpret_cast<const uint4*>(view.rows + (r * kRow + c * kAttentionCopyElements) * 2);
+    }
+    __syncwarp();
   }
 }
 

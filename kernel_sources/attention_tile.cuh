@@ -5,9 +5,11 @@
 // A block holds Problems groups of Warps warps; each group walks the problems persistently
 // (problem group + Problems x block, then a grid's worth further on) through Stages
 // shared-memory stages: while it computes one problem, the cp.async copies of the next
-// problem's Q, K and V (Stages = 2) are in flight; with one stage Q goes straight to registers. Within a group, each warp takes query strips
-// of 16 rows (attention_strip.cuh), so the group's warps share the staged K and V; bias and mask
-// are read where they lie (shared by every batch entry, they stay in L2).
+// problem's Q, K and V (Stages = 2) are in flight; with one stage Q comes from global memory
+// through the warp's own rows. Within a group, each warp takes query strips of 16 rows
+// (attention_strip.cuh), so the group's warps share the staged K and V; bias and mask are read
+// where they lie (shared by every batch entry, they stay in L2). After the groups' stages, each
+// warp has rows of its own through which O goes out.
 #pragma once
 
 #include "async_copy.cuh"
@@ -91,10 +93,11 @@ __device__ __forceinline__ void load_problem(const AttentionParams& p, long long
   }
 }
 
-/// Problem `index` as its strips see it, its K and V (and Q) in `stage`.
+/// Problem `index` as its strips see it, its K and V (and Q) in `stage`, the warp's own rows at
+/// `rows`.
 template <typename In, int M, int N, int D, int Dv, int Stages, int BiasKind, int MaskKind>
 __device__ __forceinline__ AttentionView<In> view_of(const AttentionParams& p, long long index,
-                                                     const unsigned char* stage) {
+                                                     const unsigned char* stage, unsigned char* rows) {
   using L = StageLayout<M, N, D, Dv, Stages>;
   const long long b = index / p.heads, h = index - b * p.heads;
   AttentionView<In> view;
@@ -110,6 +113,8 @@ __device__ __forceinline__ AttentionView<In> view_of(const AttentionParams& p, l
   view.k_smem = at + L::kK;
   view.v_smem = at + L::kV;
   view.q_smem = at + L::kQ;
+  view.rows = rows;
+  view.rows_smem = shared_address(rows);
   return view;
 }
 
@@ -124,6 +129,7 @@ __global__ void __launch_bounds__(Warps * Problems * 32, 1) attention_tile(const
   const int group = warp / Warps, warp_in_group = warp - group * Warps;
   const int thread = threadIdx.x - group * kGroupThreads;
   unsigned char* stages = attention_smem + group * Stages * kStage;
+  unsigned char* warp_rows = attention_smem + Problems * Stages * kStage + warp * attention_warp_rows_bytes(D, Dv);
   zero_padding<M, N, D, Dv, Stages, kGroupThreads>(stages, thread);
   start_after_prior_grids();
 
@@ -145,7 +151,7 @@ __global__ void __launch_bounds__(Warps * Problems * 32, 1) attention_tile(const
     wait_async_copy_groups<Stages - 1>();
     group_sync<Warps>(group);
     const AttentionView<In> view =
-        view_of<In, M, N, D, Dv, Stages, BiasKind, MaskKind>(p, index, stages + slot * kStage);
+        view_of<In, M, N, D, Dv, Stages, BiasKind, MaskKind>(p, index, stages + slot * kStage, warp_rows);
 #pragma unroll 1
     for (int strip = warp_in_group; strip < attention_strips(M); strip += Warps)
       attend_strip<In, M, N, D, Dv, BiasKind, MaskKind, Causal, attention_stages_query(Stages)>(

@@ -131,9 +131,11 @@ TEST_CASE("the kernel spec names every specialization argument; the launch cover
   CHECK(spec.name_expression == "kjit::attention_tile<kjit::bf16, 49, 100, 32, 64, 2, 0, true, 4, 2, 2>");
   const LaunchShape shape = attention_launch_shape(p, c, 132);
   CHECK(shape.block == 256);
-  // Two stages, each K and V (112 padded keys) and Q (64 padded rows).
-  CHECK(shape.dynamic_smem == 2 * 2 * (112 * (40 + 72) * 2 + 64 * 40 * 2));
-  CHECK(attention_launch_shape(p, {4, 2, 1}, 132).dynamic_smem == 2 * 112 * (40 + 72) * 2);
+  // Two stages, each K and V (112 padded keys) and Q (64 padded rows); then each of the 8 warps'
+  // 8 rows of the wider dimension (64), padded.
+  const int warp_rows = 8 * 8 * (64 + 8) * 2;
+  CHECK(shape.dynamic_smem == 2 * 2 * (112 * (40 + 72) * 2 + 64 * 40 * 2) + warp_rows);
+  CHECK(attention_launch_shape(p, {4, 2, 1}, 132).dynamic_smem == 2 * 112 * (40 + 72) * 2 + warp_rows);
   CHECK(shape.persistent);
   LaunchShape resident = shape;
   resident.max_clusters = 264;

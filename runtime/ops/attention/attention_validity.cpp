@@ -10,7 +10,7 @@ namespace kjit {
 
 std::int64_t attention_smem_bytes(const AttentionProblem& p, const AttentionConfig& c) noexcept {
   if (c.stages != 1 && c.stages != 2) return 0;
-  return attention_block_smem(p.m, p.n, p.d, p.dv, c.problems, c.stages);
+  return attention_block_smem(p.m, p.n, p.d, p.dv, c.warps, c.problems, c.stages);
 }
 
 std::string why_not_attention(const AttentionProblem& p, const DeviceProps& device, const AttentionConfig& c) {
