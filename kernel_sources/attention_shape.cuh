@@ -44,8 +44,8 @@ KJIT_HOST_DEVICE constexpr int attention_key_block(int n, int dv) {
 }
 
 /// Whether a config's stages hold Q too: with two stages, the next problem's Q arrives with its
-/// K and V while the current one computes; with one there is nothing to overlap, and Q comes
-/// from global memory through the warp's own rows (which keeps 256 x 256 tokens at d = dv = 128
+/// K and V while the current one computes; with one there is nothing to overlap, and Q goes
+/// from global memory straight into registers (which keeps 256 x 256 tokens at d = dv = 128
 /// within an A100's shared memory).
 KJIT_HOST_DEVICE constexpr bool attention_stages_query(int stages) { return stages == 2; }
 
@@ -60,22 +60,21 @@ KJIT_HOST_DEVICE constexpr int attention_stage_bytes(int m, int n, int d, int dv
   return attention_kv_bytes(n, d, dv) + (attention_stages_query(stages) ? attention_padded(m) * (d + kAttentionRowPad) * 2 : 0);
 }
 
-/// Rows a warp moves through its own shared rows at once: half a query strip. O goes out (and,
-/// with one stage, Q comes in) through them as whole 16-byte vectors of consecutive rows, where
-/// the fragments' layout would have each access touch eight rows, 4 bytes a lane: half sectors,
-/// twice the requests to L2.
+/// Rows a warp moves through its own shared rows at once: half a query strip. O goes out
+/// through them as whole 16-byte vectors of consecutive rows, where the fragments' layout would
+/// have each store touch eight rows, 4 bytes a lane: half sectors, twice the requests to L2.
 constexpr int kAttentionWarpRows = 8;
 
-/// Bytes of a warp's rows: half a strip of the wider of d and dv, padded like the stages' rows.
-KJIT_HOST_DEVICE constexpr int attention_warp_rows_bytes(int d, int dv) {
-  return kAttentionWarpRows * ((d > dv ? d : dv) + kAttentionRowPad) * 2;
+/// Bytes of a warp's rows: half a strip of O, padded like the stages' rows.
+KJIT_HOST_DEVICE constexpr int attention_warp_rows_bytes(int dv) {
+  return kAttentionWarpRows * (dv + kAttentionRowPad) * 2;
 }
 
 /// Dynamic shared memory of a block: each problem group's stages, then each warp's rows.
 KJIT_HOST_DEVICE constexpr int attention_block_smem(int m, int n, int d, int dv, int warps, int problems,
                                                     int stages) {
   return problems * stages * attention_stage_bytes(m, n, d, dv, stages) +
-         warps * problems * attention_warp_rows_bytes(d, dv);
+         warps * problems * attention_warp_rows_bytes(dv);
 }
 
 /// Warps a block has at most: 256 threads, so that ptxas may give each thread all 255

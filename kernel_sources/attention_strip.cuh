@@ -25,7 +25,6 @@ struct AttentionView {
   long long q_row, o_row, bias_row, mask_row;
   unsigned k_smem, v_smem, q_smem;  ///< shared addresses of the stage's K, V and Q (where it holds Q)
   unsigned char* rows;  ///< this warp's rows (attention_warp_rows_bytes), through which O goes out
-  unsigned rows_smem;   ///< their shared address
 };
 
 /// The type an addend of kind Kind holds.
@@ -71,41 +70,20 @@ __device__ __forceinline__ void load_query_shared(unsigned (&qa)[D / 16][4], uns
     load_matrices(qa[kd], q_smem + (row * (D + kAttentionRowPad) + kd * 16 + (matrix >> 1) * 8) * 2);
 }
 
-/// The same from global memory through the warp's rows, Q's rows read as whole 16-byte vectors
-/// by consecutive lanes (both halves of the strip in flight at once), each half then stored to
-/// the rows and read back as A fragments; rows past M are zeros.
+/// The same from global memory, 4 bytes a register; rows past M read as zeros.
 template <typename In, int M, int D>
 __device__ __forceinline__ void load_query(unsigned (&qa)[D / 16][4], const AttentionView<In>& view, int row0,
                                            int lane) {
-  constexpr int kVectors = D / kAttentionCopyElements;  // a row's 16-byte vectors
-  constexpr int kRow = D + kAttentionRowPad;
-  constexpr int kSteps = (kAttentionWarpRows * kVectors + 31) / 32;
-  uint4 values[2][kSteps];
-#pragma unroll
-  for (int half = 0; half < 2; ++half)
-#pragma unroll
-    for (int i = 0; i < kSteps; ++i) {
-      const int v = i * 32 + lane, r = v / kVectors, c = v - r * kVectors;
-      const int row = row0 + half * kAttentionWarpRows + r;
-      values[half][i] = make_uint4(0u, 0u, 0u, 0u);
-      if (v < kAttentionWarpRows * kVectors && row < M)
-        values[half][i] = *reinterpret_cast<const uint4*>(view.q + row * view.q_row + c * kAttentionCopyElements);
-    }
-  const int matrix_row = lane & 7, high = (lane >> 3) & 1;
+  const int g = lane >> 2, t = lane & 3;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
+    const int row = row0 + g + 8 * half;
+    const In* from = view.q + row * view.q_row + 2 * t;
 #pragma unroll
-    for (int i = 0; i < kSteps; ++i) {
-      const int v = i * 32 + lane, r = v / kVectors, c = v - r * kVectors;
-      if (v < kAttentionWarpRows * kVectors)
-        *reinterpret_cast<uint4*>(view.rows + (r * kRow + c * kAttentionCopyElements) * 2) = values[half][i];
+    for (int kd = 0; kd < D / 16; ++kd) {
+      qa[kd][half] = row < M ? *reinterpret_cast<const unsigned*>(from + kd * 16) : 0u;
+      qa[kd][2 + half] = row < M ? *reinterpret_cast<const unsigned*>(from + kd * 16 + 8) : 0u;
     }
-    __syncwarp();
-    // Rows 0-7 of columns 0-7 of each 16 are fragment register `half`, of columns 8-15 `2 + half`.
-#pragma unroll
-    for (int kd = 0; kd < D / 16; ++kd)
-      load_matrix_pair(qa[kd][half], qa[kd][2 + half], view.rows_smem + (matrix_row * kRow + kd * 16 + high * 8) * 2);
-    __syncwarp();
   }
 }
 

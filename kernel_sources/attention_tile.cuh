@@ -5,8 +5,8 @@
 // A block holds Problems groups of Warps warps; each group walks the problems persistently
 // (problem group + Problems x block, then a grid's worth further on) through Stages
 // shared-memory stages: while it computes one problem, the cp.async copies of the next
-// problem's Q, K and V (Stages = 2) are in flight; with one stage Q comes from global memory
-// through the warp's own rows. Within a group, each warp takes query strips of 16 rows
+// problem's Q, K and V (Stages = 2) are in flight; with one stage Q goes straight to registers.
+// Within a group, each warp takes query strips of 16 rows
 // (attention_strip.cuh), so the group's warps share the staged K and V; bias and mask are read
 // where they lie (shared by every batch entry, they stay in L2). After the groups' stages, each
 // warp has rows of its own through which O goes out.
@@ -114,7 +114,6 @@ __device__ __forceinline__ AttentionView<In> view_of(const AttentionParams& p, l
   view.v_smem = at + L::kV;
   view.q_smem = at + L::kQ;
   view.rows = rows;
-  view.rows_smem = shared_address(rows);
   return view;
 }
 
@@ -129,7 +128,7 @@ __global__ void __launch_bounds__(Warps * Problems * 32, 1) attention_tile(const
   const int group = warp / Warps, warp_in_group = warp - group * Warps;
   const int thread = threadIdx.x - group * kGroupThreads;
   unsigned char* stages = attention_smem + group * Stages * kStage;
-  unsigned char* warp_rows = attention_smem + Problems * Stages * kStage + warp * attention_warp_rows_bytes(D, Dv);
+  unsigned char* warp_rows = attention_smem + Problems * Stages * kStage + warp * attention_warp_rows_bytes(Dv);
   zero_padding<M, N, D, Dv, Stages, kGroupThreads>(stages, thread);
   start_after_prior_grids();
 

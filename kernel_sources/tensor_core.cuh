@@ -39,12 +39,6 @@ __device__ __forceinline__ void load_matrices(unsigned (&r)[4], unsigned address
                : "memory");
 }
 
-/// Two 8x8 matrices: lanes 0-15 give the addresses (row l % 8 of matrix l / 8; the other lanes'
-/// are unused), r0 and r1 receive matrices 0 and 1.
-__device__ __forceinline__ void load_matrix_pair(unsigned& r0, unsigned& r1, unsigned address) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];" : "=r"(r0), "=r"(r1) : "r"(address) : "memory");
-}
-
 /// The same, each matrix transposed: rows stored as k (keys) give B fragments of their columns.
 __device__ __forceinline__ void load_matrices_transposed(unsigned (&r)[4], unsigned address) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"

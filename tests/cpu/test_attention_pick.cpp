@@ -132,7 +132,7 @@ TEST_CASE("the kernel spec names every specialization argument; the launch cover
   const LaunchShape shape = attention_launch_shape(p, c, 132);
   CHECK(shape.block == 256);
   // Two stages, each K and V (112 padded keys) and Q (64 padded rows); then each of the 8 warps'
-  // 8 rows of the wider dimension (64), padded.
+  // 8 rows of O (dv = 64), padded.
   const int warp_rows = 8 * 8 * (64 + 8) * 2;
   CHECK(shape.dynamic_smem == 2 * 2 * (112 * (40 + 72) * 2 + 64 * 40 * 2) + warp_rows);
   CHECK(attention_launch_shape(p, {4, 2, 1}, 132).dynamic_smem == 2 * 112 * (40 + 72) * 2 + warp_rows);
