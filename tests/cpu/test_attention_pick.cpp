@@ -81,17 +81,22 @@ TEST_CASE("the pick can run every shape on sm_80 and sm_90, and leads the candid
   }
 }
 
-TEST_CASE("small problems get a warp each and several problems a block; large ones more warps") {
+TEST_CASE("the pick keeps the most warps busy an SM: small problems a warp each, large ones more") {
   const DeviceProps h100 = nominal_device(90);
+  // 16x16 tiles: any config saturates the SM, so one stage (nothing to overlap), eight a block.
   const AttentionConfig tiles = choose_attention_config(problem_of(16, 16, 16, 16, 65536), h100);
-  CHECK(tiles.warps == 1);
-  CHECK(tiles.problems == 8);
-  CHECK(tiles.stages == 2);
-  const AttentionConfig windows = choose_attention_config(problem_of(49, 49, 32, 32, 16384), h100);
-  CHECK(windows.warps == 4);
-  CHECK(windows.problems == 2);
-  // Few problems: fewer a block, so that the blocks still cover the SMs.
+  CHECK(tiles == AttentionConfig{1, 8, 1});
+  // 128x128, d = 128: one block of 8 warps with two stages beats two of 4 warps with one.
+  AttentionProblem wide = problem_of(128, 128, 128, 128, 4096);
+  wide.bias_kind = wide.mask_kind = kAddendNone;
+  CHECK(choose_attention_config(wide, h100) == AttentionConfig{8, 1, 2});
+  // 197x197, d = 64: three blocks of 4 warps an SM (one stage) rather than one of 8.
+  AttentionProblem vit = problem_of(197, 197, 64, 64, 3072);
+  vit.bias_kind = vit.mask_kind = kAddendNone;
+  CHECK(choose_attention_config(vit, h100) == AttentionConfig{4, 1, 1});
+  // Few problems: one a block, so that the blocks cover as many SMs as they can.
   CHECK(choose_attention_config(problem_of(16, 16, 16, 16, 64), h100).problems == 1);
+  CHECK(choose_attention_config(problem_of(64, 64, 64, 64, 64), h100).problems == 1);
 }
 
 TEST_CASE("the candidates cover one and two stages and several block sizes") {

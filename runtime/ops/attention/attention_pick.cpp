@@ -1,48 +1,97 @@
 // SPDX-License-Identifier: Apache-2.0
 // The heuristic's pick for an attention problem, and the completion of partial configs: warps
 // a problem, problems a block, and whether the next problem's K and V load during this one.
+//
+// Every valid config is scored by the warps it keeps busy on an SM: the blocks an SM holds
+// (registers, estimated from what a thread holds; shared memory; threads) times their warps,
+// capped by the problems there are, where two stages count half again (the next problem's copies
+// overlap this one's work) and past kSaturatingWarps no more. On the H100 the fastest candidate
+// of every benchmark case kept the most warps busy that way (docs/experiments/attention.md).
 #include <algorithm>
+#include <cmath>
+#include <tuple>
 
 #include "kernel_sources/attention_shape.cuh"
+#include "kernel_sources/row_layout.cuh"
 #include "runtime/ops/attention/attention_heuristics.h"
 
 namespace kjit {
 namespace {
 
-/// Warps a problem at most: past 4, strips of a small problem run out.
-constexpr int kMostProblemWarps = 4;
+/// Busy warps an SM past which more hide nothing more.
+constexpr double kSaturatingWarps = 32.0;
+/// What a second stage is worth, in warps: its copies overlap the current problem's work.
+constexpr double kSecondStageWorth = 1.5;
+/// Registers are allocated to a warp in units of this many.
+constexpr int kRegisterUnit = 256;
 
-/// A warp a query strip, up to 4 (a power of two).
-int choose_warps(const AttentionProblem& problem) {
-  int warps = 1;
-  while (warps * 2 <= std::min(kMostProblemWarps, attention_strips(problem.m))) warps *= 2;
-  return warps;
+/// A thread's registers, estimated from what it holds: the scores of a key block, the output's
+/// accumulators and Q's fragments, with their addresses and temporaries; the addends' loads in
+/// flight take about 45 more.
+int estimated_registers(const AttentionProblem& p) {
+  const double held = attention_key_block(p.n, p.dv) / 2.0 + p.dv / 2.0 + p.d / 4.0;
+  const bool addends = p.bias_kind != kAddendNone || p.mask_kind != kAddendNone;
+  return std::min(255, static_cast<int>(8 + 1.6 * held + (addends ? 45 : 0)));
 }
 
-/// Problems filling the block's 8 warps, fewer where the blocks would not cover the SMs.
-int choose_problems(const AttentionProblem& problem, const DeviceProps& device, int warps) {
-  int problems = std::max(1, kAttentionMostBlockWarps / warps);
-  while (problems > 1 && (problem.rows + problems - 1) / problems < device.sm_count) problems /= 2;
-  return problems;
+/// Blocks of `config` an SM holds at once.
+int resident_blocks(const AttentionProblem& p, const DeviceProps& device, const AttentionConfig& config) {
+  const int warps = config.warps * config.problems;
+  const int warp_registers = (estimated_registers(p) * 32 + kRegisterUnit - 1) / kRegisterUnit * kRegisterUnit;
+  const int by_registers = kRegistersPerSm / (warp_registers * warps);
+  const std::int64_t smem = attention_smem_bytes(p, config) + device.reserved_smem_per_block;
+  const int by_smem = static_cast<int>(device.max_smem_per_sm / std::max<std::int64_t>(smem, 1));
+  const int by_threads = device.max_threads_per_sm / (32 * warps);
+  return std::max(0, std::min({by_registers, by_smem, by_threads}));
+}
+
+/// How a config ranks: busy warps an SM (see above), then one stage before two, more warps a
+/// problem (each problem done sooner), more SMs covered, more problems a block.
+using Rank = std::tuple<double, int, int, std::int64_t, int>;
+
+Rank rank_of(const AttentionProblem& p, const DeviceProps& device, const AttentionConfig& c) {
+  const int sms = std::max(1, device.sm_count);
+  const std::int64_t blocks = (p.rows + c.problems - 1) / c.problems;
+  const std::int64_t groups = static_cast<std::int64_t>(resident_blocks(p, device, c)) * c.problems;
+  const double groups_an_sm = std::min(static_cast<double>(groups), static_cast<double>(p.rows) / sms);
+  // A second stage overlaps only where a group has a next problem to load.
+  const bool overlaps = c.stages == 2 && p.rows >= 2 * groups * sms;
+  const double busy = std::min(kSaturatingWarps, groups_an_sm * c.warps * (overlaps ? kSecondStageWorth : 1.0));
+  return {std::round(busy * 1000.0) / 1000.0, -c.stages, c.warps, std::min<std::int64_t>(blocks, sms), c.problems};
+}
+
+/// The best-ranked valid config agreeing with the non-zero fields of `partial`; none (all zero)
+/// when no such config can run.
+AttentionConfig best_config(const AttentionProblem& p, const DeviceProps& device, const AttentionConfig& partial) {
+  AttentionConfig best{};
+  Rank best_rank{};
+  for (int warps : {1, 2, 4, 8})
+    for (int problems : {1, 2, 4, 8})
+      for (int stages : {1, 2}) {
+        const AttentionConfig c{warps, problems, stages};
+        if ((partial.warps != 0 && partial.warps != warps) || (partial.problems != 0 && partial.problems != problems) ||
+            (partial.stages != 0 && partial.stages != stages) || !why_not_attention(p, device, c).empty())
+          continue;
+        const Rank rank = rank_of(p, device, c);
+        if (best.warps == 0 || rank > best_rank) {
+          best = c;
+          best_rank = rank;
+        }
+      }
+  return best;
 }
 
 }  // namespace
 
 AttentionConfig complete_attention_config(const AttentionProblem& problem, const DeviceProps& device,
                                           AttentionConfig config) {
-  if (config.warps == 0) config.warps = choose_warps(problem);
-  const bool pick_problems = config.problems == 0, pick_stages = config.stages == 0;
-  if (pick_problems) config.problems = choose_problems(problem, device, config.warps);
-  if (pick_stages) config.stages = 2;
-  // Shared memory: one stage before fewer problems, down to one problem.
-  while (attention_smem_bytes(problem, config) > device.max_smem_per_block) {
-    if (pick_stages && config.stages > 1)
-      config.stages = 1;
-    else if (pick_problems && config.problems > 1)
-      config.problems /= 2;
-    else
-      break;
-  }
+  const AttentionConfig best = best_config(problem, device, config);
+  if (best.warps != 0) return best;
+  // Nothing valid agrees with the given fields: fill the rest plainly, and the validity check
+  // names what is wrong.
+  if (config.warps == 0) config.warps = 1;
+  if (config.problems == 0) config.problems = 1;
+  if (config.stages == 0) config.stages = 1;
   return config;
 }
 
