@@ -9,8 +9,8 @@
 // thread: every consumer thread arrives itself, so no ordering runs through __syncwarp.
 // Even rounds hand the chunk back written (bulk stores: outputs staged, read out by a bulk
 // store, then the slot refilled), odd rounds read only (register stores, then the refill).
-// Prints "probe: ok" and exits 0 when every round's output is right; 1 when not; 2 for bad
-// arguments; 3 without a usable sm_90 GPU.
+// Prints "probe: ok (..., producer thread N, ...)" and exits 0 when every round's output is
+// right; 1 when not; 2 for bad arguments; 3 without a usable sm_90 GPU.
 // Built by scripts/sanitize_gpu.sh: nvcc -arch=sm_90 -I. -o PROBE tests/gpu/racecheck_probe.cu
 #include <cstdio>
 #include <cstdlib>
@@ -77,9 +77,8 @@ __device__ void consume(uint4* out, int rounds, unsigned char* chunk, kjit::Bulk
   }
 }
 
-// Two kernels, so that racecheck's reports name the hand-off they come from.
 template <bool kThreadArrivals>
-__global__ void __launch_bounds__(kConsumers + 32, 1) handoff(const uint4* in, uint4* out, int rounds) {
+__device__ void handoff(const uint4* in, uint4* out, int rounds) {
   __shared__ __align__(128) unsigned char chunk[kChunkBytes];
   __shared__ kjit::BulkBarrier landed;
   __shared__ kjit::CountBarrier drained;
@@ -90,6 +89,14 @@ __global__ void __launch_bounds__(kConsumers + 32, 1) handoff(const uint4* in, u
   __syncthreads();
   if (threadIdx.x < kConsumers) consume<kThreadArrivals>(out, rounds, chunk, landed, drained);
   else if (threadIdx.x == kConsumers) produce(in, out, rounds, chunk, landed, drained);
+}
+
+// A kernel of its own name for each way, so that racecheck's reports say which it was.
+__global__ void __launch_bounds__(kConsumers + 32, 1) handoff_by_warps(const uint4* in, uint4* out, int rounds) {
+  handoff<false>(in, out, rounds);
+}
+__global__ void __launch_bounds__(kConsumers + 32, 1) handoff_by_threads(const uint4* in, uint4* out, int rounds) {
+  handoff<true>(in, out, rounds);
 }
 
 bool cuda_ok(cudaError_t status, const char* what) {
@@ -127,8 +134,8 @@ int main(int argc, char** argv) {
     return 1;
   const uint4* in4 = reinterpret_cast<const uint4*>(d_in);
   uint4* out4 = reinterpret_cast<uint4*>(d_out);
-  if (thread_arrivals) handoff<true><<<1, kConsumers + 32>>>(in4, out4, rounds);
-  else handoff<false><<<1, kConsumers + 32>>>(in4, out4, rounds);
+  if (thread_arrivals) handoff_by_threads<<<1, kConsumers + 32>>>(in4, out4, rounds);
+  else handoff_by_warps<<<1, kConsumers + 32>>>(in4, out4, rounds);
   if (!cuda_ok(cudaGetLastError(), "launch") || !cuda_ok(cudaDeviceSynchronize(), "kernel") ||
       !cuda_ok(cudaMemcpy(out.data(), d_out, bytes, cudaMemcpyDeviceToHost), "download"))
     return 1;
@@ -145,6 +152,6 @@ int main(int argc, char** argv) {
     std::printf("probe: FAILED (%s arrivals): %zu of %zu words wrong\n", mode, wrong, words);
     return 1;
   }
-  std::printf("probe: ok (%s arrivals, %d rounds, every word right)\n", mode, rounds);
+  std::printf("probe: ok (%s arrivals, producer thread %d, %d rounds, every word right)\n", mode, kConsumers, rounds);
   return 0;
 }
