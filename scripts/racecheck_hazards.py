@@ -10,9 +10,10 @@ read or write, the thread's role, the kernel offset and, from FILE, nvdisasm -c 
 covers, and its race analysis reports. With --producer (the producer thread's index: a ring's
 consumer threads are those below it) the last line says whether every report shown is the
 hand-off racecheck cannot follow:
-  handoff: WAW WAR     (the kinds seen) when every hazard is a WAW or WAR between a consumer
-                       thread's shared load or store (LDS, STS), the earlier, and the producer
-                       thread's bulk copy (UBLKCP) writing the same bytes, the later, and every
+  handoff: WAW WAR     (the kinds seen) when every hazard is between a consumer thread's
+                       shared load or store (LDS, STS), the earlier, and the producer thread's
+                       bulk copy (UBLKCP) of the same bytes, the later: a WAW or WAR where the
+                       copy writes them, a RAW where it reads a consumer's store out; and every
                        analysis report pairs such instructions;
   handoff: none (why)  otherwise.
 Exit status 0, or 2 for a missing file or bad arguments.
@@ -125,13 +126,15 @@ def thread_list(xs):
     return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
 
 
-def handoff_fault(kind, first, second, first_role, second_role, first_op, second_op):
-    """Why one hazard is not the hand-off racecheck cannot follow, or None when it is."""
-    if kind not in ("WAW", "WAR"):
+def handoff_fault(kind, first_role, second_role, first_op, second_op):
+    """Why one hazard is not the hand-off racecheck cannot follow, or None when it is: a consumer's
+    shared load or store, then the producer's bulk copy writing those bytes (WAW, WAR) or, after a
+    consumer's store, reading them out (RAW)."""
+    if kind not in ("WAW", "WAR", "RAW"):
         return f"a {kind} hazard"
     if first_role != "consumer" or first_op not in ("LDS", "STS"):
         return f"a {kind} whose earlier access is {first_op} by a {first_role} thread"
-    if second_role != "producer" or second_op != "UBLKCP" or second[0] != "Write":
+    if second_role != "producer" or second_op != "UBLKCP":
         return f"a {kind} whose later access is {second_op} by a {second_role} thread"
     return None
 
@@ -144,7 +147,7 @@ def report(path, sass, producer):
         instrs = (sass.instruction(first[2], first[3]), sass.instruction(second[2], second[3]))
         key = (kind, first[0], roles[0], first[2], first[3], instrs[0], second[0], roles[1], second[3], instrs[1])
         groups.setdefault(key, []).append((first[1][0], second[1][0]))
-        fault = handoff_fault(kind, first, second, *roles, opcode(instrs[0]), opcode(instrs[1]))
+        fault = handoff_fault(kind, *roles, opcode(instrs[0]), opcode(instrs[1]))
         if fault:
             faults.append(fault)
         else:
@@ -155,8 +158,9 @@ def report(path, sass, producer):
     for key, threads in groups.items():
         kind, rw1, role1, kernel, off1, ins1, rw2, role2, off2, ins2 = key
         lanes = sorted({a % 32 for a, _ in threads})
+        lane_words = f"{'lanes' if len(lanes) > 1 else 'lane'} {thread_list(lanes)}"
         lines.append(f"{kind} x{len(threads)}: {rw1} by {role1} thread {thread_list(a for a, _ in threads)} "
-                     f"({'lanes' if len(lanes) > 1 else 'lane'} {thread_list(lanes)}) at +{off1:#x} {ins1}; then {rw2} by {role2} thread "
+                     f"({lane_words}) at +{off1:#x} {ins1}; then {rw2} by {role2} thread "
                      f"{thread_list(b for _, b in threads)} at +{off2:#x} {ins2}")
     for race in races:
         parts = [f"{rw} at +{off:#x} {sass.instruction(kernel, off)}" + (f" [{n} hazards]" if n else "")

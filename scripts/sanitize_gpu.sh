@@ -198,7 +198,10 @@ if [ -z "$REPORT_ONLY" ]; then
   echo "sanitized runs: $((SECONDS - start)) s"
 fi
 read_probe
-echo "racecheck probe: $probe_state${probe_kinds:+, its hand-offs reported as $probe_kinds}${probe_thread:+, thread arrivals $probe_thread}"
+probe_line="racecheck probe (tests/gpu/racecheck_probe.cu): $probe_state"
+probe_line+="${probe_kinds:+; racecheck reports its hand-offs as $probe_kinds}"
+probe_line+="${probe_thread:+; with thread arrivals $probe_thread}"
+echo "$probe_line"
 
 # Every case racecheck flagged: its hazards listed (LOG.hazards.txt) against its cubin's
 # instructions; a ring case's are the tool's when all are hand-offs of kinds the probe shows.
@@ -283,7 +286,7 @@ row_line() { printf '%-24s %-17s %5s %7s %8s %7s  %s\n' "$@"; }
   done
   if [ "$probe_state" != "not run" ]; then
     echo
-    echo "racecheck probe (tests/gpu/racecheck_probe.cu): $probe_state${probe_kinds:+; racecheck reports its hand-offs as $probe_kinds}${probe_thread:+; with thread arrivals $probe_thread}"
+    echo "$probe_line"
   fi
   echo
   echo "Racecheck's hazards (kind x how many of those shown: the earlier access, then the later one):"

@@ -270,7 +270,8 @@ int write_cubin(const Case& c, const std::string& path, int arch) {
   try {
     const DeviceProps device = arch == 0 ? current_device() : nominal_device(arch);
     const RowCase& r = *c.row;
-    const float* scale = r.op == RowOp::kReduceScale ? reinterpret_cast<const float*>(std::uintptr_t{3} << 32) : nullptr;
+    const float* scale =
+        r.op == RowOp::kReduceScale ? reinterpret_cast<const float*>(std::uintptr_t{3} << 32) : nullptr;
     const RowwiseProblem problem = validate_rowwise(r.op, row_case_args(r), scale);
     const KernelConfig config = RowwiseFamily::complete(problem, device, r.config);
     const CompiledKernel kernel = compile_kernel(RowwiseFamily::kernel_spec(problem, config), device.arch);
