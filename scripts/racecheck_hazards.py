@@ -16,6 +16,11 @@ hand-off racecheck cannot follow:
                        copy writes them, a RAW where it reads a consumer's store out; and every
                        analysis report pairs such instructions;
   handoff: none (why)  otherwise.
+With --analysis (LOG from --racecheck-report analysis, which names instructions, not threads)
+the last line says whether every race racecheck found is such a hand-off:
+  races: handoff K reports, N hazards   when every report was shown and each pairs the bulk
+                       copy's write (UBLKCP) with shared loads and stores (LDS, STS) only;
+  races: none (why)    otherwise.
 Exit status 0, or 2 for a missing file or bad arguments.
 """
 import argparse
@@ -139,7 +144,22 @@ def handoff_fault(kind, first_role, second_role, first_op, second_op):
     return None
 
 
-def report(path, sass, producer):
+def race_fault(race, sass):
+    """Why a race analysis report is not the hand-off, or None: it must pair the producer's bulk
+    copy writing (UBLKCP) with shared loads and stores only."""
+    ops = [(rw, opcode(sass.instruction(kernel, off))) for rw, kernel, off, _ in race]
+    if any(op == "UBLKCP" and rw == "Write" for rw, op in ops) and all(op in ("UBLKCP", "LDS", "STS") for _, op in ops):
+        return None
+    return "a race report pairing " + ", ".join(f"{rw} {op}" for rw, op in ops)
+
+
+def verdict(faults, good):
+    if not faults:
+        return good
+    return f"none ({faults[0]}" + (f", and {len(faults) - 1} more" if len(faults) > 1 else "") + ")"
+
+
+def report(path, sass, producer, analysis=False):
     hazards, races, summary = parse(path)
     lines, groups, faults, kinds = [], {}, [], set()
     for kind, first, second in hazards:
@@ -148,40 +168,39 @@ def report(path, sass, producer):
         key = (kind, first[0], roles[0], first[2], first[3], instrs[0], second[0], roles[1], second[3], instrs[1])
         groups.setdefault(key, []).append((first[1][0], second[1][0]))
         fault = handoff_fault(kind, *roles, opcode(instrs[0]), opcode(instrs[1]))
-        if fault:
-            faults.append(fault)
-        else:
-            kinds.add(kind)
+        faults += [fault] if fault else []
+        kinds |= set() if fault else {kind}
     shown = f"{summary[0]} shown of {summary[1]} errors, {summary[2]} warnings" if summary else "no summary line"
     lines.append(f"{len(hazards)} hazard reports, {len(races)} race analysis reports ({shown})")
-    kernels = sorted({k[3] for k in groups})
+    kernels = {k[3] for k in groups}
     for key, threads in groups.items():
-        kind, rw1, role1, kernel, off1, ins1, rw2, role2, off2, ins2 = key
+        kind, rw1, role1, _, off1, ins1, rw2, role2, off2, ins2 = key
         lanes = sorted({a % 32 for a, _ in threads})
         lane_words = f"{'lanes' if len(lanes) > 1 else 'lane'} {thread_list(lanes)}"
         lines.append(f"{kind} x{len(threads)}: {rw1} by {role1} thread {thread_list(a for a, _ in threads)} "
                      f"({lane_words}) at +{off1:#x} {ins1}; then {rw2} by {role2} thread "
                      f"{thread_list(b for _, b in threads)} at +{off2:#x} {ins2}")
     for race in races:
-        parts = [f"{rw} at +{off:#x} {sass.instruction(kernel, off)}" + (f" [{n} hazards]" if n else "")
-                 for rw, kernel, off, n in race]
-        lines.append("race: " + "; and ".join(parts))
-        ops = [(rw, opcode(sass.instruction(kernel, off))) for rw, kernel, off, _ in race]
-        if not any(op == "UBLKCP" and rw == "Write" for rw, op in ops) or any(
-                op not in ("UBLKCP", "LDS", "STS") for _, op in ops):
-            faults.append("a race report pairing " + ", ".join(f"{rw} {op}" for rw, op in ops))
-        kernels = sorted(set(kernels) | {kernel for _, kernel, _, _ in race})
-    lines.extend(f"in {k}" for k in kernels)
-    if producer is not None:
+        lines.append("race: " + "; and ".join(
+            f"{rw} at +{off:#x} {sass.instruction(kernel, off)}" + (f" [{n} hazards]" if n else "")
+            for rw, kernel, off, n in race))
+        fault = race_fault(race, sass)
+        faults += [fault] if fault else []
+        kernels |= {kernel for _, kernel, _, _ in race}
+    lines.extend(f"in {k}" for k in sorted(kernels))
+    if summary is None:
+        faults.append("no racecheck summary")
+    if analysis:
+        if not races:
+            faults.append("no race report shown")
+        if summary and summary[0] != summary[1] + summary[2]:
+            faults.append(f"{summary[0]} of {summary[1] + summary[2]} reports shown")
+        count = sum(n or 0 for race in races for *_, n in race)
+        lines.append("races: " + verdict(faults, f"handoff {len(races)} reports, {count} hazards"))
+    elif producer is not None:
         if not hazards:
             faults.append("no hazard report shown")
-        if summary is None:
-            faults.append("no racecheck summary")
-        if faults:
-            lines.append(f"handoff: none ({faults[0]}" + (f", and {len(faults) - 1} more" if len(faults) > 1 else "")
-                         + ")")
-        else:
-            lines.append("handoff: " + " ".join(sorted(kinds, reverse=True)))
+        lines.append("handoff: " + verdict(faults, " ".join(sorted(kinds, reverse=True))))
     return lines
 
 
@@ -190,10 +209,12 @@ def main():
     parser.add_argument("log")
     parser.add_argument("--sass", help="nvdisasm -c or cuobjdump -sass of the kernel's cubin")
     parser.add_argument("--producer", type=int, help="the producer thread's index")
+    parser.add_argument("--analysis", action="store_true",
+                        help="LOG holds race analysis reports only (--racecheck-report analysis)")
     args = parser.parse_args()
     try:
         sass = Sass(read_sass(args.sass) if args.sass else {})
-        lines = report(args.log, sass, args.producer)
+        lines = report(args.log, sass, args.producer, args.analysis)
     except OSError as error:
         print(f"racecheck_hazards.py: {error}", file=sys.stderr)
         return 2

@@ -23,6 +23,10 @@
 #   as known limits of the first, with both versions named.
 # JOBS (default 4), TOOLS (default "memcheck racecheck synccheck"), RUN_TIMEOUT (s, default 300),
 # RACECHECK_TIMEOUT (s, default 540: racecheck is the slowest tool by far).
+# RACECHECK_ANALYSIS=1: racecheck shows only the first hazards of a run (each a byte); so that a
+#   tool-limit speaks for all of them, run the cases it would call so once more, reporting race
+#   analysis only (every distinct set of racing instructions), and keep the verdict only where
+#   every report pairs the producer's bulk copy with shared loads and stores.
 # SANITIZE_REPORT_ONLY=1: run nothing; list, classify and summarize the logs already in
 #   $SANITIZE_WORK/logs (the probe's too); with CUBIN_ARCH (e.g. 90) the cases' cubins are
 #   compiled for that arch, which needs no GPU.
@@ -97,28 +101,31 @@ SAN_VERSION=${SAN_VERSION:-"(not run here)"}
 echo "compute-sanitizer: $SAN ($SAN_VERSION); ${#CASES[@]} cases; tools: $TOOLS; $JOBS at once"
 
 RACECHECK_FLAGS=(--tool racecheck --racecheck-report all --print-limit 20 --error-exitcode 99)
+# Racecheck's race analysis only: every distinct set of racing instructions, one report each.
+ANALYSIS_FLAGS=(--tool racecheck --racecheck-report analysis --print-limit 1000 --error-exitcode 99)
 
 # One run: writes LOG and LOG's .row, "case tool exit errors warnings verdict".
 run_one() {
   local san=$1 case=$2 tool=$3 log=$4
   local limit=$RUN_TIMEOUT
-  [ "$tool" = racecheck ] && limit=$RACECHECK_TIMEOUT
+  [[ "$tool" == racecheck* ]] && limit=$RACECHECK_TIMEOUT
   local cmd=(timeout --kill-after=10 "$limit")
   case "$tool" in
     plain) ;;
     # One launch under racecheck (its slowest tool): the kernels reuse their shared memory
     # within a launch, and a second launch only doubles the time.
     racecheck) cmd+=("$san" "${RACECHECK_FLAGS[@]}") ;;
+    racecheck-analysis) cmd+=("$san" "${ANALYSIS_FLAGS[@]}") ;;
     *) cmd+=("$san" --tool "$tool" --print-limit 20 --error-exitcode 99) ;;
   esac
   local launches=()
-  [ "$tool" = racecheck ] && launches=(--launches 1)
+  [[ "$tool" == racecheck* ]] && launches=(--launches 1)
   local began=$SECONDS
   "${cmd[@]}" "$DRIVER" "$case" "${launches[@]}" >"$log" 2>&1
   local rc=$? seconds=$((SECONDS - began)) errors=0 warnings=0 verdict=ok summary=""
   case "$tool" in
     plain) ;;
-    racecheck) summary=$(grep 'RACECHECK SUMMARY' "$log" | tail -1) ;;
+    racecheck*) summary=$(grep 'RACECHECK SUMMARY' "$log" | tail -1) ;;
     *) summary=$(grep 'ERROR SUMMARY' "$log" | tail -1) ;;
   esac
   if [ -n "$summary" ]; then
@@ -182,7 +189,8 @@ read_probe() {
   done
   probe_state=ok
   probe_kinds=$(sed -n 's/^handoff: //p' "$LOGS/probe-warp.racecheck.hazards.txt" | grep -v '^none')
-  if grep -Eq 'RACECHECK SUMMARY: 0 hazards? displayed \(0 errors?, 0 warnings?\)' "$LOGS/probe-thread.racecheck.log"; then
+  local clean='RACECHECK SUMMARY: 0 hazards? displayed \(0 errors?, 0 warnings?\)'
+  if grep -Eq "$clean" "$LOGS/probe-thread.racecheck.log"; then
     probe_thread=clean
   else
     probe_thread="flagged ($(sed -n 's/^handoff: //p' "$LOGS/probe-thread.racecheck.hazards.txt"))"
@@ -224,6 +232,22 @@ for c in $flagged; do
   handoff_kinds[$c]=$kinds
   tool_limit[$c]="every hazard shown is a $kinds hand-off racecheck also reports on the probe"
 done
+
+# With RACECHECK_ANALYSIS, each hand-off verdict checked against every race racecheck found.
+if [ -n "${RACECHECK_ANALYSIS:-}" ] && [ ${#handoff_kinds[@]} -gt 0 ]; then
+  [ -n "$REPORT_ONLY" ] || for c in "${!handoff_kinds[@]}"; do echo "$c racecheck-analysis"; done | run_all "$SAN" ""
+  for c in "${!handoff_kinds[@]}"; do
+    log="$LOGS/$c.racecheck-analysis.log"
+    python3 scripts/racecheck_hazards.py "$log" --analysis \
+      $([ -s "$WORK/cubins/$c.sass" ] && echo --sass "$WORK/cubins/$c.sass") >"$log.txt" 2>&1
+    races=$(sed -n 's/^races: //p' "$log.txt")
+    if [[ "$races" == handoff* ]]; then
+      tool_limit[$c]+=", as is every race racecheck's analysis found (${races#handoff })"
+    else
+      unset "tool_limit[$c]" "handoff_kinds[$c]"
+    fi
+  done
+fi
 
 # Racecheck reports that another sanitizer version does not repeat on the same call.
 if [ -n "${SANITIZER_CHECK:-}" ] && [ -z "$REPORT_ONLY" ]; then
@@ -271,15 +295,16 @@ row_line() { printf '%-24s %-17s %5s %7s %8s %7s  %s\n' "$@"; }
   echo
   row_line case tool exit errors warnings seconds verdict
   for c in "${CASES[@]}"; do
-    for tool in plain $TOOLS racecheck.check; do
+    for tool in plain $TOOLS racecheck-analysis racecheck.check; do
       row="$LOGS/$c.$tool.log.row"
       if [ ! -f "$row" ]; then
-        [ "$tool" = racecheck.check ] && continue
+        [[ " $TOOLS " == *" $tool "* ]] || [ "$tool" = plain ] || continue
         row_line "$c" "$tool" - - - - not-run
         continue
       fi
       read -r _ _ rc errors warnings verdict seconds <"$row"
-      if [ "$verdict" = found ] && [ "$tool" = racecheck ] && [ -n "${tool_limit[$c]:-}" ]; then verdict=tool-limit; fi
+      if [ "$verdict" = found ] && [ -n "${tool_limit[$c]:-}" ] &&
+         { [ "$tool" = racecheck ] || [ "$tool" = racecheck-analysis ]; }; then verdict=tool-limit; fi
       [ "$tool" = racecheck.check ] && tool="racecheck (check)"
       row_line "$c" "$tool" "$rc" "$errors" "$warnings" "${seconds:--}" "$verdict"
     done
@@ -297,6 +322,9 @@ row_line() { printf '%-24s %-17s %5s %7s %8s %7s  %s\n' "$@"; }
     found_any=1
     echo "  $c:"
     sed 's/^/    /' "$listing" | head -24
+    [ -f "$LOGS/$c.racecheck-analysis.log.txt" ] || continue
+    echo "    racecheck's race analysis:"
+    sed 's/^/      /' "$LOGS/$c.racecheck-analysis.log.txt" | head -24
   done
   [ $found_any -eq 1 ] || echo "  none"
   echo

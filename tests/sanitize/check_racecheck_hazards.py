@@ -63,7 +63,7 @@ def log(*reports, errors=None, summary=True):
     return "\n".join(text) + "\n"
 
 
-def run(workdir, text, sass=RING_SASS, producer=512):
+def run(workdir, text, sass=RING_SASS, producer=512, analysis=False):
     path = pathlib.Path(workdir)
     (path / "race.log").write_text(text)
     args = [sys.executable, str(HELPER), str(path / "race.log")]
@@ -72,6 +72,8 @@ def run(workdir, text, sass=RING_SASS, producer=512):
         args += ["--sass", str(path / "k.sass")]
     if producer is not None:
         args += ["--producer", str(producer)]
+    if analysis:
+        args.append("--analysis")
     out = subprocess.run(args, capture_output=True, text=True, check=False)
     expect(out.returncode == 0, f"exit status 0 (got {out.returncode}: {out.stderr.strip()})")
     return out.stdout.splitlines()
@@ -135,6 +137,33 @@ def check_race_reports(workdir):
            "a race report between consumer accesses")
 
 
+def analysis_log(*races, shown=None, errors=None):
+    """A log of --racecheck-report analysis: race reports only, each counted as one error."""
+    text = ["========= COMPUTE-SANITIZER"]
+    for first, *more in races:
+        text.append(f"========= Error: Race reported between {first[0]} access at {RING}+{first[1]:#x}")
+        text += [f"=========     and {rw} access at {RING}+{offset:#x} [{n} hazards]" for rw, offset, n in more]
+    shown = len(races) if shown is None else shown
+    text.append(f"========= RACECHECK SUMMARY: {shown} hazards displayed ({errors or len(races)} errors, 0 warnings)")
+    return "\n".join(text) + "\n"
+
+
+def check_analysis(workdir):
+    handoff = (("Write", 0x37c0), ("Write", 0x6100, 642816))
+    lines = run(workdir, analysis_log(handoff), analysis=True)
+    expect(verdict(lines) == "races: handoff 1 reports, 642816 hazards", f"every race a hand-off: {lines}")
+    read_too = (("Write", 0x6100), ("Read", 0x2770, 8), ("Write", 0x37c0, 24))
+    expect(verdict(run(workdir, analysis_log(handoff, read_too), analysis=True)) ==
+           "races: handoff 2 reports, 642848 hazards", "a race with reads and writes of the chunk")
+    between_consumers = (("Write", 0x37c0), ("Read", 0x2770, 4))
+    expect(verdict(run(workdir, analysis_log(handoff, between_consumers), analysis=True)).startswith(
+        "races: none (a race report pairing Write STS, Read LDS"), "a race between consumer accesses")
+    expect(verdict(run(workdir, analysis_log(handoff, shown=1, errors=3), analysis=True)) ==
+           "races: none (1 of 3 reports shown)", "reports left unshown")
+    expect(verdict(run(workdir, analysis_log(), analysis=True)).startswith("races: none (no race report shown"),
+           "no race report")
+
+
 def check_two_kernels(workdir):
     report = hazard("WAW", ("Write", 1, 0xa60), ("Write", 64, 0x6f0), kernel=PROBE, address=0x10)
     lines = run(workdir, log(report), sass=PROBE_SASS, producer=64)
@@ -146,6 +175,7 @@ def main():
         check_handoffs(workdir)
         check_not_handoffs(workdir)
         check_race_reports(workdir)
+        check_analysis(workdir)
         check_two_kernels(workdir)
     print(f"{passed} checks passed, {len(failures)} failed")
     return 1 if failures else 0
