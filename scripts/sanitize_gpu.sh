@@ -216,11 +216,24 @@ echo "$probe_line"
 declare -A tool_limit=() handoff_kinds=()
 mkdir -p "$WORK/cubins"
 flagged=$(awk '$2 == "racecheck" && $6 == "found" {print $1}' "$LOGS"/*.racecheck.log.row 2>/dev/null)
+# The SASS of the kernel a case ran, as $WORK/cubins/CASE.sass: its cubin compiled again, kept
+# only when its key is one the run stored in the kernel cache (the same kernel, so the same code).
+case_sass() {
+  local c=$1 sass="$WORK/cubins/$1.sass" key
+  rm -f "$sass"
+  "$DRIVER" "$c" --cubin "$WORK/cubins/$c.cubin" ${CUBIN_ARCH:+--arch "$CUBIN_ARCH"} >"$LOGS/$c.cubin.log" 2>&1 ||
+    return
+  key=$(sed -nE 's/.*, key ([0-9a-f]+),.*/\1/p' "$LOGS/$c.cubin.log")
+  if [ -z "$REPORT_ONLY" ] && ! find "$KJIT_CACHE_DIR" -name "${key:-none}.bin" | grep -q .; then
+    echo "no kernel-cache entry $key: not the cubin the run loaded, its instructions not named" >>"$LOGS/$c.cubin.log"
+    return
+  fi
+  disassemble "$WORK/cubins/$c.cubin" "$sass"
+}
+
 for c in $flagged; do
   sass="$WORK/cubins/$c.sass"
-  rm -f "$sass"
-  "$DRIVER" "$c" --cubin "$WORK/cubins/$c.cubin" ${CUBIN_ARCH:+--arch "$CUBIN_ARCH"} >"$LOGS/$c.cubin.log" 2>&1 &&
-    disassemble "$WORK/cubins/$c.cubin" "$sass"
+  case_sass "$c"
   producer=$("$DRIVER" --describe "$c" | sed -nE 's/.*, ring pack=[0-9]+ threads=([0-9]+).*/\1/p')
   python3 scripts/racecheck_hazards.py "$LOGS/$c.racecheck.log" ${producer:+--producer "$producer"} \
     $([ -s "$sass" ] && echo --sass "$sass") >"$LOGS/$c.racecheck.hazards.txt" 2>&1

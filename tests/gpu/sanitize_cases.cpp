@@ -10,7 +10,7 @@
 //                                           writes the cubin of the kernel NAME forces, compiled
 //                                           as the runtime compiles it for this GPU (or for sm_N,
 //                                           which needs no GPU): the offsets racecheck reports
-//                                           are its instructions (nvdisasm -c FILE). Row cases only.
+//                                           are its instructions (nvdisasm -c FILE)
 // Exit status: 0 right, 1 wrong or failed, 2 bad arguments, 3 no usable GPU.
 
 // The harness's helpers are built for doctest suites; this program has its own main and calls
@@ -32,7 +32,9 @@
 #include "row_inputs.h"
 #include "runtime/compiler/kernel_compiler.h"
 #include "runtime/driver/nominal_device.h"
+#include "runtime/ops/attention/attention_family.h"
 #include "runtime/ops/rowwise/rowwise_family.h"
+#include "runtime/ops/topk/topk_family.h"
 #include "topk_batch.h"
 
 using namespace kjit;
@@ -255,11 +257,42 @@ RowwiseArgs row_case_args(const RowCase& c) {
   return args;
 }
 
-// Compiles the kernel a row case forces as the dispatcher would (config completed for the
-// device, then its spec) and writes its cubin. arch 0: this GPU, with its own properties.
+// The kernel a case forces, compiled as the dispatcher compiles it: the config completed for
+// the device, then the spec of the pair.
+template <typename Family>
+CompiledKernel compile_forced(const typename Family::Problem& problem, const typename Family::Config& config,
+                              const DeviceProps& device) {
+  return compile_kernel(Family::kernel_spec(problem, Family::complete(problem, device, config)), device.arch);
+}
+
+CompiledKernel compile_case(const Case& c, const DeviceProps& device) {
+  if (c.row) {
+    const RowCase& r = *c.row;
+    const float* scale =
+        r.op == RowOp::kReduceScale ? reinterpret_cast<const float*>(std::uintptr_t{3} << 32) : nullptr;
+    return compile_forced<RowwiseFamily>(validate_rowwise(r.op, row_case_args(r), scale), r.config, device);
+  }
+  if (c.topk) {
+    const TopkCase& t = *c.topk;
+    const nlohmann::json call = {{"op", "softmax_topk"}, {"dtype", to_string(t.dtype)}, {"rows", t.rows},
+                                 {"cols", t.cols}, {"k", t.k}};
+    return compile_forced<TopkFamily>(TopkFamily::problem_from_json(call), t.config, device);
+  }
+  // The call's fields describe packed [B, H, N, D] operands, as these cases' are.
+  const AttentionCase& a = c.attention->shape;
+  nlohmann::json call = {{"op", "attention"}, {"dtype", to_string(a.dtype)}, {"batch", a.batch},
+                         {"heads", a.heads}, {"m", a.m}, {"n", a.n}, {"d", a.d}, {"dv", a.dv},
+                         {"mask_windows", a.mask_windows}, {"causal", a.causal}};
+  if (a.bias) call["bias_dtype"] = to_string(a.bias_dtype);
+  if (a.mask) call["mask_dtype"] = to_string(a.mask_dtype);
+  return compile_forced<AttentionFamily>(AttentionFamily::problem_from_json(call), c.attention->config, device);
+}
+
+// Writes the cubin of the kernel a case forces; arch 0: this GPU's, with its own properties.
+// The key names the cache entry of the same kernel, which a run of the case has stored.
 int write_cubin(const Case& c, const std::string& path, int arch) {
-  if (!c.row) {
-    std::fprintf(stderr, "%s: --cubin covers row cases only\n", c.name);
+  if (c.attention && (c.attention->shape.interleaved || c.attention->shape.row_pad != 0)) {
+    std::fprintf(stderr, "%s: --cubin describes packed operands only\n", c.name);
     return 2;
   }
   std::string why;
@@ -268,21 +301,15 @@ int write_cubin(const Case& c, const std::string& path, int arch) {
     return 3;
   }
   try {
-    const DeviceProps device = arch == 0 ? current_device() : nominal_device(arch);
-    const RowCase& r = *c.row;
-    const float* scale =
-        r.op == RowOp::kReduceScale ? reinterpret_cast<const float*>(std::uintptr_t{3} << 32) : nullptr;
-    const RowwiseProblem problem = validate_rowwise(r.op, row_case_args(r), scale);
-    const KernelConfig config = RowwiseFamily::complete(problem, device, r.config);
-    const CompiledKernel kernel = compile_kernel(RowwiseFamily::kernel_spec(problem, config), device.arch);
+    const CompiledKernel kernel = compile_case(c, arch == 0 ? current_device() : nominal_device(arch));
     std::ofstream file(path, std::ios::binary);
     file.write(kernel.cubin.data(), static_cast<std::streamsize>(kernel.cubin.size()));
     if (!file.flush()) {
       std::fprintf(stderr, "%s: cannot write %s\n", c.name, path.c_str());
       return 1;
     }
-    std::printf("%s: %s for sm_%d (%s), %zu bytes in %s\n", c.name, kernel.spec.name_expression.c_str(), kernel.arch,
-                config.to_string().c_str(), kernel.cubin.size(), path.c_str());
+    std::printf("%s: %s for sm_%d, key %s, %zu bytes in %s\n", c.name, kernel.spec.name_expression.c_str(),
+                kernel.arch, kernel.key_digest.c_str(), kernel.cubin.size(), path.c_str());
     return 0;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "%s: --cubin: %s\n", c.name, error.what());
