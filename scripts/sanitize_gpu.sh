@@ -335,7 +335,7 @@ row_line() { printf '%-24s %-17s %5s %7s %8s %7s  %s\n' "$@"; }
     found_any=1
     echo "  $c:"
     sed 's/^/    /' "$listing" | head -24
-    [ -f "$LOGS/$c.racecheck-analysis.log.txt" ] || continue
+    [ -f "$LOGS/$c.racecheck-analysis.log" ] && [ -f "$LOGS/$c.racecheck-analysis.log.txt" ] || continue
     echo "    racecheck's race analysis:"
     sed 's/^/      /' "$LOGS/$c.racecheck-analysis.log.txt" | head -24
   done
