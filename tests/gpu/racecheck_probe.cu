@@ -2,7 +2,7 @@
 // racecheck_probe: the ring kernel's two hand-offs of a shared-memory chunk, alone in one block,
 // through the same helpers (kernel_sources/bulk_copy.cuh), ordered as the PTX memory model
 // requires. scripts/sanitize_gpu.sh runs it plainly and under racecheck: what racecheck reports
-// here, on a hand-off that is right, it reports for the same reason on the ring.
+// here, on hand-offs that are right, tells which of its reports on the ring are the tool's.
 //   racecheck_probe [warp|thread] [ROUNDS]
 // warp (the ring's way): each consumer thread fences its shared accesses for the async proxy,
 //   its warp meets at __syncwarp, and lane 0's arrival releases them to the producer.
