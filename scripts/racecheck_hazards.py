@@ -50,7 +50,7 @@ def read_sass(path):
 
 def kernel_identifier(name):
     """The last name component of a kernel as racecheck prints it: 'void kjit::ring<...>(...)' -> 'ring'."""
-    name = name.replace("(anonymous namespace)::", "")
+    name = name.replace("(anonymous namespace)::", "").replace("<unnamed>::", "")
     name = re.sub(r"^void ", "", name.strip())
     name = re.split(r"[<(]", name, maxsplit=1)[0]
     return name.split("::")[-1]

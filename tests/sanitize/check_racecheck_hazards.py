@@ -168,6 +168,11 @@ def check_two_kernels(workdir):
     report = hazard("WAW", ("Write", 1, 0xa60), ("Write", 64, 0x6f0), kernel=PROBE, address=0x10)
     lines = run(workdir, log(report), sass=PROBE_SASS, producer=64)
     expect(verdict(lines) == "handoff: WAW", f"the kernel's own instructions in a two-kernel listing: {lines}")
+    # racecheck on the H100 names the anonymous namespace "<unnamed>".
+    unnamed = hazard("WAW", ("Write", 1, 0xa60), ("Write", 64, 0x6f0), kernel=PROBE.replace("(anonymous namespace)",
+                                                                                             "<unnamed>"), address=0x10)
+    lines = run(workdir, log(unnamed), sass=PROBE_SASS, producer=64)
+    expect(verdict(lines) == "handoff: WAW", f"a kernel in <unnamed>:: found in the listing: {lines}")
 
 
 def main():
