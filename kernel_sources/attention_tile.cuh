@@ -6,10 +6,10 @@
 // (problem group + Problems x block, then a grid's worth further on) through Stages
 // shared-memory stages: while it computes one problem, the cp.async copies of the next
 // problem's Q, K and V (Stages = 2) are in flight; with one stage Q goes straight to registers.
-// Within a group, each warp takes query strips of 16 rows
-// (attention_strip.cuh), so the group's warps share the staged K and V; bias and mask are read
-// where they lie (shared by every batch entry, they stay in L2). After the groups' stages, each
-// warp has rows of its own through which O goes out.
+// Within a group, each warp takes query strips of 16 rows (attention_strip.cuh), so the group's
+// warps share the staged K and V; bias and mask are read where they lie (shared by every batch
+// entry, they stay in L2). After the groups' stages, each warp has rows of its own through which
+// O goes out.
 #pragma once
 
 #include "async_copy.cuh"

@@ -5,8 +5,9 @@
 // Every valid config is scored by the warps it keeps busy on an SM: the blocks an SM holds
 // (registers, estimated from what a thread holds; shared memory; threads) times their warps,
 // capped by the problems there are, where two stages count half again (the next problem's copies
-// overlap this one's work) and past kSaturatingWarps no more. On the H100 the fastest candidate
-// of every benchmark case kept the most warps busy that way (docs/experiments/attention.md).
+// overlap this one's work) and past kSaturatingWarps no more. On the H100 the pick is the fastest
+// candidate at three of the benchmark's six cases and within 4% at two more
+// (docs/experiments/attention.md).
 #include <algorithm>
 #include <cmath>
 #include <tuple>
