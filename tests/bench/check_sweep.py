@@ -13,22 +13,14 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
+import expectations  # noqa: E402
 import sweep_draw as draw  # noqa: E402
 import sweep_summary as summary  # noqa: E402
+from expectations import expect  # noqa: E402
 
 SEED, COUNT = 20261126, 400
-failures = []
-passed = 0
-
-
-def expect(condition, what):
-    global passed
-    if condition:
-        passed += 1
-    else:
-        failures.append(what)
-        print(f"FAILED: {what}")
 
 
 def share(shapes, predicate):
@@ -178,8 +170,7 @@ def main():
     check_repeatable()
     check_summary()
     check_report()
-    print(f"{passed} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return expectations.summary()
 
 
 if __name__ == "__main__":

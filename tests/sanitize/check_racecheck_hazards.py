@@ -12,6 +12,10 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HELPER = ROOT / "scripts" / "racecheck_hazards.py"
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+
+import expectations  # noqa: E402
+from expectations import expect  # noqa: E402
 RING = "void kjit::ring<(int)0, kjit::Io<float, float, (bool)0>, (int)1024, (int)512, (int)256, (int)1>(kjit::RowParams)"
 RING_SASS = """\t.section\t.text._ZN4kjit4ringILi0ENS_2IoIffLb0EEELi1024ELi512ELi256ELi1EEEvNS_9RowParamsE,"ax",@progbits
 .text._ZN4kjit4ringILi0ENS_2IoIffLb0EEELi1024ELi512ELi256ELi1EEEvNS_9RowParamsE:
@@ -30,18 +34,6 @@ PROBE_SASS = """\t\tFunction : _ZN47_GLOBAL__N__0b0a08db_18_racecheck_probe_cu_m
         /*0a60*/                   STS.128 [R8], R4 ;                           /* 0x000 */
 """
 PROBE = "(anonymous namespace)::handoff_by_warps(const uint4 *, uint4 *, int)"
-
-failures = []
-passed = 0
-
-
-def expect(condition, what):
-    global passed
-    if condition:
-        passed += 1
-    else:
-        failures.append(what)
-        print(f"FAILED: {what}")
 
 
 def hazard(kind, first, second, kernel=RING, address=0x890):
@@ -182,8 +174,7 @@ def main():
         check_race_reports(workdir)
         check_analysis(workdir)
         check_two_kernels(workdir)
-    print(f"{passed} checks passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return expectations.summary("checks passed")
 
 
 if __name__ == "__main__":
