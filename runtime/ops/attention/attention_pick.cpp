@@ -6,8 +6,9 @@
 // (registers, estimated from what a thread holds; shared memory; threads) times their warps,
 // capped by the problems there are, where two stages count half again (the next problem's copies
 // overlap this one's work) and past kSaturatingWarps no more, and a config reading bias and mask
-// a problem at a time less (kAddendReadWorth). On the H100 the fastest candidate of most
-// benchmark cases kept the most warps busy that way (docs/experiments/attention.md).
+// a problem at a time less (kAddendReadWorth). Before held addends, on the H100, the pick was the
+// fastest candidate at three of the benchmark's six cases and within 4% at two more
+// (docs/experiments/attention.md).
 #include <algorithm>
 #include <cmath>
 #include <tuple>
