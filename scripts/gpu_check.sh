@@ -187,7 +187,8 @@ if wants profile; then
   sections="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats
     --section SchedulerStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis"
   for entry in "${entries[@]}"; do
-    regex=$(echo ${entry%%@*}) args=$(echo ${entry#*@})
+    read -r regex <<<"${entry%%@*}"  # trimmed, and never globbed
+    read -r args <<<"${entry#*@}"
     [ -n "$args" ] || continue
     echo "--- $regex in kjit tune --op $args" | tee -a "$OUT/profile.log"
     # shellcheck disable=SC2086

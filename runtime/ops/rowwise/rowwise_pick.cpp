@@ -75,6 +75,14 @@ std::optional<KernelConfig> flat_tile_pick(const RowwiseProblem& p) {
   return tile;
 }
 
+/// The warp kernel's block: kWarpWideBlockThreads for narrow rows where the blocks stay many.
+KernelConfig warp_block(const RowwiseProblem& p, const DeviceProps& d, KernelConfig warp) {
+  const std::int64_t rows_a_block = kWarpWideBlockThreads / warp.group;
+  if (p.cols < kWarpWideBlockMaxCols && p.rows / rows_a_block >= kWarpWideBlockMinBlocksPerSm * d.sm_count)
+    warp.threads = kWarpWideBlockThreads;
+  return warp;
+}
+
 }  // namespace
 
 KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d) {
@@ -82,7 +90,8 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
   if (const std::optional<KernelConfig> peeled = peeled_pick(p)) return *peeled;
   const int pack = p.max_pack;
   // Rows a warp (or part of one) holds in registers.
-  if (KernelConfig warp = fit_warp(p, pack); fits_registers(p, warp, p.cols, kTargetHeldRegisters)) return warp;
+  if (KernelConfig warp = fit_warp(p, pack); fits_registers(p, warp, p.cols, kTargetHeldRegisters))
+    return warp_block(p, d, warp);
   const bool clusters = has_clusters(d);
   // Few wide rows: spread each row over a cluster's SMs (slices in registers), or most SMs
   // sit idle.

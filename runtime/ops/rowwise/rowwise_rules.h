@@ -56,6 +56,14 @@ constexpr std::int64_t kFlatTilePickMaxCols = 128;
 constexpr int kFlatTilePickValues = 8;
 constexpr int kFlatTilePickThreads = 256;
 
+/// The warp kernel's blocks take 256 threads rather than 128 for rows narrower than this, where
+/// the blocks still number kWarpWideBlockMinBlocksPerSm an SM: a block's few short rows are
+/// little work, and half as many blocks ran up to 2x faster at 17-100 columns on the H100 (fp32
+/// 100000 x 96: 30.8 -> 28.1 us; docs/experiments/narrow-and-misaligned-rows.md).
+constexpr std::int64_t kWarpWideBlockMaxCols = 128;
+constexpr int kWarpWideBlockThreads = 256;
+constexpr std::int64_t kWarpWideBlockMinBlocksPerSm = 4;
+
 /// Bytes of one row's input.
 inline std::int64_t row_bytes(const RowwiseProblem& p) { return p.cols * size_of(p.in_dtype); }
 
