@@ -77,6 +77,21 @@ KJIT_HOST_DEVICE constexpr int attention_block_smem(int m, int n, int d, int dv,
          warps * problems * attention_warp_rows_bytes(dv);
 }
 
+/// Whether a kernel holds its strip's bias + mask in registers for all its problems: with
+/// addends, each warp owning one strip (warps == strips) whose keys are one key block. Its launch
+/// keeps every problem of a group at the same head and mask window (attention_addend_period), so
+/// the addends are read once a group rather than once a problem.
+KJIT_HOST_DEVICE constexpr bool attention_holds_addends(int m, int n, int dv, int warps, bool addends) {
+  return addends && warps == attention_strips(m) && attention_padded(n) <= attention_key_block(n, dv);
+}
+
+/// Problems apart that see the same bias head and mask window: problem i is batch entry i / heads
+/// at head i % heads, and takes mask window (i / heads) % windows.
+KJIT_HOST_DEVICE constexpr long long attention_addend_period(bool bias, bool mask, long long heads,
+                                                             long long windows) {
+  return (bias || mask ? heads : 1) * (mask ? windows : 1);
+}
+
 /// Warps a block has at most: 256 threads, so that ptxas may give each thread all 255
 /// registers (the scores, the output and the addends' loads in flight take up to about 230).
 constexpr int kAttentionMostBlockWarps = 8;

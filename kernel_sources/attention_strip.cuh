@@ -54,6 +54,38 @@ struct AddendRow {
   }
 };
 
+/// A strip's bias + mask in the scores' layout, times log2(e), read once for every problem of its
+/// group (attention_holds_addends); empty where the strip reads them a problem at a time.
+template <int KB, bool Held>
+struct HeldAddends {
+  float v[KB / 8][4];
+};
+template <int KB>
+struct HeldAddends<KB, false> {};
+
+/// Reads the strip at row0's held addends; entries past m or n are 0 (masked, or never stored),
+/// and never read.
+template <typename In, int M, int N, int KB, int BiasKind, int MaskKind>
+__device__ __forceinline__ void load_held_addends(HeldAddends<KB, true>& held, const AttentionView<In>& view,
+                                                  int row0, int lane) {
+  constexpr float kLog2e = 1.4426950408889634f;
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = row0 + g + 8 * h;
+    const int read_row = row < M ? row : M - 1;
+    const AddendRow<BiasKind> bias(view.bias, view.bias_row, read_row, 2 * t);
+    const AddendRow<MaskKind> mask(view.mask, view.mask_row, read_row, 2 * t);
+#pragma unroll
+    for (int tile = 0; tile < KB / 8; ++tile)
+#pragma unroll
+      for (int e = 2 * h; e < 2 * h + 2; ++e) {
+        const int offset = tile * 8 + (e & 1);
+        held.v[tile][e] = row < M && 2 * t + offset < N ? kLog2e * (bias[offset] + mask[offset]) : 0.0f;
+      }
+  }
+}
+
 /// Running maximum (log2 domain) and this lane's share of the sum, for the rows g and g + 8.
 struct StripStats {
   float max[2];
@@ -112,18 +144,19 @@ __device__ __forceinline__ void block_scores(float (&s)[KB / 8][4], const unsign
 
 /// Scores to logits in exp2's domain: x * scale * log2(e) + (bias + mask) * log2(e); keys past
 /// N and (causal) keys after the query are -inf. Rows past M take no addend (never stored).
-template <typename In, int M, int N, int KB, int BiasKind, int MaskKind, bool Causal>
-__device__ __forceinline__ void to_logits(float (&s)[KB / 8][4], const AttentionView<In>& view, float scale_log2,
-                                          int row0, int kb0, int lane) {
+template <typename In, int M, int N, int KB, int BiasKind, int MaskKind, bool Causal, bool Held>
+__device__ __forceinline__ void to_logits(float (&s)[KB / 8][4], const AttentionView<In>& view,
+                                          const HeldAddends<KB, Held>& held, float scale_log2, int row0, int kb0,
+                                          int lane) {
   constexpr float kLog2e = 1.4426950408889634f;
-  constexpr bool kAddends = BiasKind != kAddendNone || MaskKind != kAddendNone;
+  constexpr bool kReads = !Held && (BiasKind != kAddendNone || MaskKind != kAddendNone);
   const int g = lane >> 2, t = lane & 3;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = row0 + g + 8 * h;
     const int read_row = row < M ? row : M - 1;  // rows past M read a real row, unused
-    const AddendRow<BiasKind> bias(view.bias, view.bias_row, read_row, kb0 + 2 * t);
-    const AddendRow<MaskKind> mask(view.mask, view.mask_row, read_row, kb0 + 2 * t);
+    const AddendRow<kReads ? BiasKind : kAddendNone> bias(view.bias, view.bias_row, read_row, kb0 + 2 * t);
+    const AddendRow<kReads ? MaskKind : kAddendNone> mask(view.mask, view.mask_row, read_row, kb0 + 2 * t);
 #pragma unroll
     for (int tile = 0; tile < KB / 8; ++tile) {
 #pragma unroll
@@ -132,7 +165,11 @@ __device__ __forceinline__ void to_logits(float (&s)[KB / 8][4], const Attention
         const int col = kb0 + 2 * t + offset;
         const bool masked = col >= N || (Causal && col > row);
         float x = s[tile][e] * scale_log2;
-        if (kAddends && !masked) x += kLog2e * (bias[offset] + mask[offset]);
+        if constexpr (Held) {
+          if (!masked) x += held.v[tile][e];
+        } else if (kReads && !masked) {
+          x += kLog2e * (bias[offset] + mask[offset]);
+        }
         s[tile][e] = masked ? neg_inf() : x;
       }
     }
@@ -242,9 +279,13 @@ __device__ __forceinline__ void store_output(const float (&o)[Dv / 8][4], StripS
 }
 
 /// The whole strip at row0: key blocks up to the last key any of its rows sees. Q comes from
-/// the stage where it holds Q (QueryStaged), else from global memory.
-template <typename In, int M, int N, int D, int Dv, int BiasKind, int MaskKind, bool Causal, bool QueryStaged>
-__device__ __forceinline__ void attend_strip(const AttentionView<In>& view, float scale_log2, int row0, int lane) {
+/// the stage where it holds Q (QueryStaged), else from global memory; bias and mask from `held`
+/// where the kernel holds them (Held), else from global memory.
+template <typename In, int M, int N, int D, int Dv, int BiasKind, int MaskKind, bool Causal, bool QueryStaged,
+          bool Held>
+__device__ __forceinline__ void attend_strip(const AttentionView<In>& view,
+                                             const HeldAddends<attention_key_block(N, Dv), Held>& held,
+                                             float scale_log2, int row0, int lane) {
   constexpr int kKeys = attention_padded(N);
   constexpr int KB = attention_key_block(N, Dv);
   unsigned qa[D / 16][4];
@@ -259,7 +300,7 @@ __device__ __forceinline__ void attend_strip(const AttentionView<In>& view, floa
   for (int kb0 = 0; kb0 < key_end; kb0 += KB) {
     float s[KB / 8][4];
     block_scores<In, D, KB>(s, qa, view.k_smem, kb0, key_end, lane);
-    to_logits<In, M, N, KB, BiasKind, MaskKind, Causal>(s, view, scale_log2, row0, kb0, lane);
+    to_logits<In, M, N, KB, BiasKind, MaskKind, Causal, Held>(s, view, held, scale_log2, row0, kb0, lane);
     online_step<KB, Dv>(s, stats, o);
     accumulate_values<In, Dv, KB>(s, o, view.v_smem, kb0, key_end, lane);
   }

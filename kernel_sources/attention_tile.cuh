@@ -7,9 +7,11 @@
 // shared-memory stages: while it computes one problem, the cp.async copies of the next
 // problem's Q, K and V (Stages = 2) are in flight; with one stage Q goes straight to registers.
 // Within a group, each warp takes query strips of 16 rows (attention_strip.cuh), so the group's
-// warps share the staged K and V; bias and mask are read where they lie (shared by every batch
-// entry, they stay in L2). After the groups' stages, each warp has rows of its own through which
-// O goes out.
+// warps share the staged K and V. Bias and mask are read where they lie (shared by every batch
+// entry, they stay in L2), or, where each warp owns one strip of one key block, held in registers
+// for all the group's problems, which the launch keeps at one head and mask window
+// (attention_holds_addends). After the groups' stages, each warp has rows of its own through
+// which O goes out.
 #pragma once
 
 #include "async_copy.cuh"
@@ -134,6 +136,17 @@ __global__ void __launch_bounds__(Warps * Problems * 32, 1) attention_tile(const
 
   const long long step = static_cast<long long>(gridDim.x) * Problems;
   const long long first = static_cast<long long>(blockIdx.x) * Problems + group;
+  // The launch makes `step` a multiple of attention_addend_period: every problem of the group
+  // has its first problem's bias head and mask window.
+  constexpr bool kHeld =
+      attention_holds_addends(M, N, Dv, Warps, BiasKind != kAddendNone || MaskKind != kAddendNone);
+  HeldAddends<attention_key_block(N, Dv), kHeld> held;
+  if constexpr (kHeld) {
+    if (first < p.problems)
+      load_held_addends<In, M, N, attention_key_block(N, Dv), BiasKind, MaskKind>(
+          held, view_of<In, M, N, D, Dv, Stages, BiasKind, MaskKind>(p, first, stages, warp_rows),
+          warp_in_group * kAttentionTile, lane);
+  }
 #pragma unroll
   for (int s = 0; s + 1 < Stages; ++s) {
     if (first + s * step < p.problems)
@@ -153,8 +166,8 @@ __global__ void __launch_bounds__(Warps * Problems * 32, 1) attention_tile(const
         view_of<In, M, N, D, Dv, Stages, BiasKind, MaskKind>(p, index, stages + slot * kStage, warp_rows);
 #pragma unroll 1
     for (int strip = warp_in_group; strip < attention_strips(M); strip += Warps)
-      attend_strip<In, M, N, D, Dv, BiasKind, MaskKind, Causal, attention_stages_query(Stages)>(
-          view, p.scale_log2, strip * kAttentionTile, lane);
+      attend_strip<In, M, N, D, Dv, BiasKind, MaskKind, Causal, attention_stages_query(Stages), kHeld>(
+          view, held, p.scale_log2, strip * kAttentionTile, lane);
     group_sync<Warps>(group);  // the stage is refilled next
     slot = (slot + 1) % Stages;
   }

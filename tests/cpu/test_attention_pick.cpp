@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,11 @@ TEST_CASE("the pick keeps the most warps busy an SM: small problems a warp each,
   AttentionProblem vit = problem_of(197, 197, 64, 64, 3072);
   vit.bias_kind = vit.mask_kind = kAddendNone;
   CHECK(choose_attention_config(vit, h100) == AttentionConfig{4, 1, 1});
+  // Window attention with bias and mask: a warp a strip, holding the addends for every problem.
+  AttentionProblem windows = problem_of(49, 49, 32, 32, 16384);
+  windows.bias_kind = kAddendF16;
+  windows.mask_kind = kAddendF16;
+  CHECK(choose_attention_config(windows, h100).warps == 4);
   // Few problems: one a block, so that the blocks cover as many SMs as they can.
   CHECK(choose_attention_config(problem_of(16, 16, 16, 16, 64), h100).problems == 1);
   CHECK(choose_attention_config(problem_of(64, 64, 64, 64, 64), h100).problems == 1);
@@ -149,6 +155,55 @@ TEST_CASE("the kernel spec names every specialization argument; the launch cover
   CHECK(attention_grid(resident, 600) == 150);
   CHECK(attention_grid(resident, 100000) <= 264);  // rounds over resident blocks
   CHECK(attention_grid(resident, 1) == 1);
+}
+
+TEST_CASE("kernels that hold their addends launch steps of whole periods, or a problem a group") {
+  // 49 x 49 with bias and mask: 4 strips of one key block, so 4 warps a problem hold them.
+  AttentionProblem p = problem_of(49, 49, 32, 32, 1000);
+  p.bias_kind = kAddendF16;
+  p.mask_kind = kAddendBF16;
+  CHECK(attention_holds_addends(p.m, p.n, p.dv, 4, true));
+  CHECK_FALSE(attention_holds_addends(p.m, p.n, p.dv, 2, true));    // a warp of two strips
+  CHECK_FALSE(attention_holds_addends(p.m, p.n, p.dv, 4, false));   // nothing to hold
+  CHECK_FALSE(attention_holds_addends(64, 100, 64, 4, true));       // two key blocks
+  CHECK(attention_addend_period(true, true, 4, 64) == 256);
+  CHECK(attention_addend_period(true, false, 4, 64) == 4);
+  CHECK(attention_addend_period(false, true, 3, 5) == 15);
+  AttentionArgs args;
+  args.m = args.n = 49;
+  args.d = args.dv = 32;
+  args.heads = 4;
+  args.mask_windows = 5;
+  int bias = 0, mask = 0;
+  args.bias = &bias;
+  args.mask = &mask;
+  CHECK(attention_grid_period(attention_launch_shape(p, {4, 2, 2}, 132), args) == 20);
+  CHECK(attention_grid_period(attention_launch_shape(p, {1, 4, 1}, 132), args) == 1);
+  args.mask = nullptr;
+  CHECK(attention_grid_period(attention_launch_shape(p, {4, 1, 1}, 132), args) == 4);
+  args.bias = nullptr;
+  CHECK(attention_grid_period(attention_launch_shape(p, {4, 1, 1}, 132), args) == 1);
+
+  for (int per_block : {1, 2, 4, 8})
+    for (int resident : {1, 50, 396})
+      for (std::int64_t period : {2, 3, 7, 20, 256, 5000})
+        for (std::int64_t problems : {1, 19, 148, 1000, 16384, 100003}) {
+          LaunchShape shape;
+          shape.rows_per_block = per_block;
+          shape.max_clusters = resident;
+          const std::int64_t grid = attention_grid(shape, problems, period);
+          const std::int64_t step = grid * per_block;
+          CAPTURE(per_block);
+          CAPTURE(resident);
+          CAPTURE(period);
+          CAPTURE(problems);
+          CHECK(grid >= 1);
+          // Every group's problems share a period's position, or each group has one problem.
+          CHECK((step % period == 0 || step >= problems));
+          // No more groups than the problems need, nor than the resident blocks hold or a period asks.
+          CHECK(grid <= (problems + per_block - 1) / per_block);
+          CHECK(step <= std::max<std::int64_t>(std::int64_t{resident} * per_block, std::lcm(period, std::int64_t{per_block})));
+        }
 }
 
 TEST_CASE("call descriptions round-trip, and the tools' JSON names bad fields") {

@@ -262,6 +262,20 @@ TEST_CASE("every tuning candidate, forced, matches the reference") {
   cases.push_back(shape(DType::kF16, 11, 1, 7, 100, 16, 128));
   std::vector<Unit> units;
   for (const AttentionCase& each : cases) units.push_back({each, every_candidate(each)});
+  // Bias and mask held in registers over many rounds: more problems than resident groups, a
+  // batch no window count divides, a head count the period multiplies; and the same with bias
+  // alone (a period of the heads). A group reading another head's or window's addends fails.
+  c = shape(DType::kBF16, 2003, 3, 49, 49, 32, 32);
+  c.bias = c.mask = true;
+  c.bias_dtype = DType::kF32;
+  c.mask_dtype = DType::kBF16;
+  c.mask_windows = 7;
+  c.masked_rows = 0.05;
+  units.push_back({c, every_candidate(c), 700});
+  c.mask = false;
+  c.causal = true;
+  c.batch = 4001;
+  units.push_back({c, every_candidate(c), 700});
   run_units(units);
 }
 

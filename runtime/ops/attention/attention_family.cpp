@@ -152,7 +152,8 @@ LaunchShape AttentionFamily::launch_shape(const Problem& problem, const Config& 
 
 void AttentionFamily::launch(const Launchable& launchable, const Call& call, CUstream stream) {
   AttentionParams params = attention_params(call);
-  const std::int64_t grid = attention_grid(launchable.shape, params.problems);
+  const std::int64_t grid =
+      attention_grid(launchable.shape, params.problems, attention_grid_period(launchable.shape, call));
   launchable.launch_blocks(&params, static_cast<unsigned>(grid), stream,
                            launches_as_dependent(launchable.shape, grid, params.problems));
 }

@@ -2,8 +2,10 @@
 #include "runtime/ops/attention/attention_kernels.h"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 
+#include "kernel_sources/attention_shape.cuh"
 #include "runtime/ops/attention/attention_heuristics.h"
 #include "runtime/ops/kernel_type.h"
 
@@ -28,11 +30,31 @@ LaunchShape attention_launch_shape(const AttentionProblem& problem, const Attent
   return shape;
 }
 
-std::int64_t attention_grid(const LaunchShape& shape, std::int64_t problems) noexcept {
-  const std::int64_t tiles = (problems + shape.rows_per_block - 1) / shape.rows_per_block;
+std::int64_t attention_grid(const LaunchShape& shape, std::int64_t problems, std::int64_t period) noexcept {
+  const std::int64_t per_block = std::max(1, shape.rows_per_block);
+  const std::int64_t tiles = (problems + per_block - 1) / per_block;
   const std::int64_t resident = std::max(1, shape.max_clusters);
-  const std::int64_t rounds = std::max<std::int64_t>(1, (tiles + resident - 1) / resident);
-  return (tiles + rounds - 1) / rounds;
+  if (period <= 1) {
+    const std::int64_t rounds = std::max<std::int64_t>(1, (tiles + resident - 1) / resident);
+    return (tiles + rounds - 1) / rounds;
+  }
+  // Steps in whole units: multiples of the period that whole blocks make.
+  const std::int64_t unit = std::lcm(period, per_block);
+  if (problems <= unit) return tiles;  // a problem a group at most: any step will do
+  std::int64_t step = std::max<std::int64_t>(1, resident * per_block / unit) * unit;
+  const std::int64_t rounds = (problems + step - 1) / step;
+  if (rounds == 1) return tiles;
+  step = ((problems + rounds - 1) / rounds + unit - 1) / unit * unit;  // as few as take those rounds
+  return step / per_block;
+}
+
+std::int64_t attention_grid_period(const LaunchShape& shape, const AttentionArgs& args) noexcept {
+  const bool bias = args.bias != nullptr, mask = args.mask != nullptr;
+  const int warps = shape.block / 32 / std::max(1, shape.rows_per_block);
+  if (!attention_holds_addends(static_cast<int>(args.m), static_cast<int>(args.n), static_cast<int>(args.dv), warps,
+                               bias || mask))
+    return 1;
+  return attention_addend_period(bias, mask, args.heads, args.mask_windows);
 }
 
 AttentionParams attention_params(const AttentionArgs& a) noexcept {

@@ -20,8 +20,15 @@ KernelSpec attention_kernel_spec(const AttentionProblem& problem, const Attentio
 LaunchShape attention_launch_shape(const AttentionProblem& problem, const AttentionConfig& config, int sm_count);
 
 /// Blocks to launch for `problems` problems: as few resident blocks as take them in the same
-/// number of rounds as every resident block would.
-std::int64_t attention_grid(const LaunchShape& shape, std::int64_t problems) noexcept;
+/// number of rounds as every resident block would. With `period` > 1 (a kernel that holds its
+/// addends: attention_holds_addends) the groups' step, blocks x problems a block, is a multiple
+/// of it, so each group's problems share a bias head and a mask window; or every group takes at
+/// most one problem.
+std::int64_t attention_grid(const LaunchShape& shape, std::int64_t problems, std::int64_t period = 1) noexcept;
+
+/// The period a launch of `args` keeps its groups' steps to: attention_addend_period where the
+/// kernel of `shape` holds its addends, else 1.
+std::int64_t attention_grid_period(const LaunchShape& shape, const AttentionArgs& args) noexcept;
 
 /// The kernel's argument block of a valid call.
 AttentionParams attention_params(const AttentionArgs& args) noexcept;

@@ -5,8 +5,9 @@
 // Every valid config is scored by the warps it keeps busy on an SM: the blocks an SM holds
 // (registers, estimated from what a thread holds; shared memory; threads) times their warps,
 // capped by the problems there are, where two stages count half again (the next problem's copies
-// overlap this one's work) and past kSaturatingWarps no more. On the H100 the pick is the fastest
-// candidate at three of the benchmark's six cases and within 4% at two more
+// overlap this one's work) and past kSaturatingWarps no more, and a config reading bias and mask
+// a problem at a time less (kAddendReadWorth). Before held addends, on the H100, the pick was the
+// fastest candidate at three of the benchmark's six cases and within 4% at two more
 // (docs/experiments/attention.md).
 #include <algorithm>
 #include <cmath>
@@ -23,22 +24,34 @@ namespace {
 constexpr double kSaturatingWarps = 32.0;
 /// What a second stage is worth, in warps: its copies overlap the current problem's work.
 constexpr double kSecondStageWorth = 1.5;
+/// What reading bias and mask a problem at a time leaves of a config's throughput: window
+/// attention with them ran at 0.73 of the same shape without them (scalar L1 loads,
+/// docs/experiments/attention.md). A kernel that holds them reads them once a group.
+constexpr double kAddendReadWorth = 0.73;
 /// Registers are allocated to a warp in units of this many.
 constexpr int kRegisterUnit = 256;
 
+bool has_addends(const AttentionProblem& p) { return p.bias_kind != kAddendNone || p.mask_kind != kAddendNone; }
+
+bool holds_addends(const AttentionProblem& p, const AttentionConfig& c) {
+  return attention_holds_addends(p.m, p.n, p.dv, c.warps, has_addends(p));
+}
+
 /// A thread's registers, estimated from what it holds: the scores of a key block, the output's
-/// accumulators and Q's fragments, with their addresses and temporaries; the addends' loads in
-/// flight take about 45 more.
-int estimated_registers(const AttentionProblem& p) {
-  const double held = attention_key_block(p.n, p.dv) / 2.0 + p.dv / 2.0 + p.d / 4.0;
-  const bool addends = p.bias_kind != kAddendNone || p.mask_kind != kAddendNone;
-  return std::min(255, static_cast<int>(8 + 1.6 * held + (addends ? 45 : 0)));
+/// accumulators and Q's fragments, with their addresses and temporaries; held addends take a
+/// key block's scores again, addends read a problem at a time about 45 for the loads in flight.
+int estimated_registers(const AttentionProblem& p, const AttentionConfig& c) {
+  const int key_block = attention_key_block(p.n, p.dv);
+  const double held = key_block / 2.0 + p.dv / 2.0 + p.d / 4.0;
+  const int addends = !has_addends(p) ? 0 : holds_addends(p, c) ? key_block / 2 : 45;
+  return std::min(255, static_cast<int>(8 + 1.6 * held + addends));
 }
 
 /// Blocks of `config` an SM holds at once.
 int resident_blocks(const AttentionProblem& p, const DeviceProps& device, const AttentionConfig& config) {
   const int warps = config.warps * config.problems;
-  const int warp_registers = (estimated_registers(p) * 32 + kRegisterUnit - 1) / kRegisterUnit * kRegisterUnit;
+  const int warp_registers =
+      (estimated_registers(p, config) * 32 + kRegisterUnit - 1) / kRegisterUnit * kRegisterUnit;
   const int by_registers = kRegistersPerSm / (warp_registers * warps);
   const std::int64_t smem = attention_smem_bytes(p, config) + device.reserved_smem_per_block;
   const int by_smem = static_cast<int>(device.max_smem_per_sm / std::max<std::int64_t>(smem, 1));
@@ -57,7 +70,9 @@ Rank rank_of(const AttentionProblem& p, const DeviceProps& device, const Attenti
   const double groups_an_sm = std::min(static_cast<double>(groups), static_cast<double>(p.rows) / sms);
   // A second stage overlaps only where a group has a next problem to load.
   const bool overlaps = c.stages == 2 && p.rows >= 2 * groups * sms;
-  const double busy = std::min(kSaturatingWarps, groups_an_sm * c.warps * (overlaps ? kSecondStageWorth : 1.0));
+  const double reads = has_addends(p) && !holds_addends(p, c) ? kAddendReadWorth : 1.0;
+  const double busy =
+      std::min(kSaturatingWarps, groups_an_sm * c.warps * (overlaps ? kSecondStageWorth : 1.0)) * reads;
   return {std::round(busy * 1000.0) / 1000.0, -c.stages, c.warps, std::min<std::int64_t>(blocks, sms), c.problems};
 }
 
