@@ -361,7 +361,6 @@ ring(const RowParams params) {
     return;
   }
 
-  const int lane = threadIdx.x % 32;
   const int group = static_cast<int>(threadIdx.x) / Group;
   const int t = static_cast<int>(threadIdx.x) % Group;  // within the group
   ConsumerScratch<Group>& scratch = group_scratch[group];
