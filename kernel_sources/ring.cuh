@@ -318,7 +318,7 @@ ring(const RowParams params) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   In* ring = reinterpret_cast<In*>(smem_raw);
   __shared__ BulkBarrier landed[Layout::kRingChunks];
-  __shared__ CountBarrier drained[Layout::kRingChunks];  // the consumer warps are done with a chunk
+  __shared__ CountBarrier drained[Layout::kRingChunks];  // the consumer threads are done with a chunk
   __shared__ ClusterInbox inbox[kSets];
   __shared__ __align__(16) float2 peer_stats[kSets][Cluster];
   __shared__ ConsumerScratch<Group> group_scratch[kGroups];
@@ -339,7 +339,7 @@ ring(const RowParams params) {
   if (threadIdx.x == 0) {
     for (int s = 0; s < Layout::kRingChunks; ++s) {
       landed[s].init();
-      drained[s].init(Group / 32);  // a chunk is one row's, so one group's
+      drained[s].init(Group);  // a chunk is one row's, so one group's: each of its threads arrives
     }
     for (int s = 0; s < kSets; ++s) inbox[s].init(Cluster);
     for (int s = 0; s < RowSequence::kBox; ++s) row_inbox[s].init(1);  // from rank 0
@@ -361,7 +361,6 @@ ring(const RowParams params) {
     return;
   }
 
-  const int lane = threadIdx.x % 32;
   const int group = static_cast<int>(threadIdx.x) / Group;
   const int t = static_cast<int>(threadIdx.x) % Group;  // within the group
   ConsumerScratch<Group>& scratch = group_scratch[group];
@@ -396,10 +395,9 @@ ring(const RowParams params) {
         else held.load(p, in, column(p), slice_cols);
         if constexpr (!Held::kHoldsWords) first = typename Math::FirstOp()(first, pack_first<Math>(held.v[p]));
       }
-      if constexpr (!Layout::kBulkStores) {
-        __syncwarp();
-        if (lane == 0) drained[Schedule::slot_of(g0 + k)].arrive();
-      }
+      // Each thread releases its own reads: compute-sanitizer's racecheck orders a thread's
+      // accesses before its own arrival only, not a warp's before lane 0's after __syncwarp.
+      if constexpr (!Layout::kBulkStores) drained[Schedule::slot_of(g0 + k)].arrive();
     }
     if constexpr (Held::kHoldsWords) first = held.own_first();
 
@@ -439,11 +437,10 @@ ring(const RowParams params) {
       }
       if constexpr (Layout::kBulkStores) {
         // This thread's outputs, before the producer's bulk copy reads them and its refill of the
-        // chunk (an async-proxy write) overwrites them: fence, warp barrier, lane 0's releasing
-        // arrival, the producer's acquiring wait, then its store and bulk_wait_read.
+        // chunk (an async-proxy write) overwrites them: fence, this thread's releasing arrival,
+        // the producer's acquiring wait, then its store and bulk_wait_read.
         fence_before_bulk_copy();
-        __syncwarp();
-        if (lane == 0) drained[Schedule::slot_of(g0 + k)].arrive();
+        drained[Schedule::slot_of(g0 + k)].arrive();
       }
     }
     if constexpr (Op == kOpReduceScale) {
