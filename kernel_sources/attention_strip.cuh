@@ -143,11 +143,13 @@ __device__ __forceinline__ void block_scores(float (&s)[KB / 8][4], const unsign
 }
 
 /// Scores to logits in exp2's domain: x * scale * log2(e) + (bias + mask) * log2(e); keys past
-/// N and (causal) keys after the query are -inf. Rows past M take no addend (never stored).
-template <typename In, int M, int N, int KB, int BiasKind, int MaskKind, bool Causal, bool Held>
+/// N (where the block may hold some: PastN) and (causal) keys after the query are -inf. Rows past
+/// M take no addend (never stored).
+template <typename In, int M, int N, int KB, int HeldKB, int BiasKind, int MaskKind, bool Causal, bool PastN,
+          bool Held>
 __device__ __forceinline__ void to_logits(float (&s)[KB / 8][4], const AttentionView<In>& view,
-                                          const HeldAddends<KB, Held>& held, float scale_log2, int row0, int kb0,
-                                          int lane) {
+                                          const HeldAddends<HeldKB, Held>& held, float scale_log2, int row0,
+                                          int kb0, int lane) {
   constexpr float kLog2e = 1.4426950408889634f;
   constexpr bool kReads = !Held && (BiasKind != kAddendNone || MaskKind != kAddendNone);
   const int g = lane >> 2, t = lane & 3;
@@ -163,7 +165,7 @@ __device__ __forceinline__ void to_logits(float (&s)[KB / 8][4], const Attention
       for (int e = 2 * h; e < 2 * h + 2; ++e) {
         const int offset = tile * 8 + (e & 1);
         const int col = kb0 + 2 * t + offset;
-        const bool masked = col >= N || (Causal && col > row);
+        const bool masked = (PastN && col >= N) || (Causal && col > row);
         float x = s[tile][e] * scale_log2;
         if constexpr (Held) {
           if (!masked) x += held.v[tile][e];
@@ -278,9 +280,27 @@ __device__ __forceinline__ void store_output(const float (&o)[Dv / 8][4], StripS
   }
 }
 
+/// One online-softmax step of the strip over the KB keys at kb0: scores, logits, the softmax's
+/// update and P V.
+template <typename In, int M, int N, int D, int Dv, int KB, int HeldKB, int BiasKind, int MaskKind, bool Causal,
+          bool PastN, bool Held>
+__device__ __forceinline__ void attend_key_block(const unsigned (&qa)[D / 16][4], float (&o)[Dv / 8][4],
+                                                 StripStats& stats, const AttentionView<In>& view,
+                                                 const HeldAddends<HeldKB, Held>& held, float scale_log2, int row0,
+                                                 int kb0, int key_end, int lane) {
+  float s[KB / 8][4];
+  block_scores<In, D, KB>(s, qa, view.k_smem, kb0, key_end, lane);
+  to_logits<In, M, N, KB, HeldKB, BiasKind, MaskKind, Causal, PastN, Held>(s, view, held, scale_log2, row0, kb0,
+                                                                           lane);
+  online_step<KB, Dv>(s, stats, o);
+  accumulate_values<In, Dv, KB>(s, o, view.v_smem, kb0, key_end, lane);
+}
+
 /// The whole strip at row0: key blocks up to the last key any of its rows sees. Q comes from
 /// the stage where it holds Q (QueryStaged), else from global memory; bias and mask from `held`
-/// where the kernel holds them (Held), else from global memory.
+/// where the kernel holds them (Held), else from global memory. Without causality the last
+/// block is cut to the keys left (whole 16s), so that its exponentials and masks cover those
+/// alone, and only it masks keys past N; with causality each strip's last key is its own.
 template <typename In, int M, int N, int D, int Dv, int BiasKind, int MaskKind, bool Causal, bool QueryStaged,
           bool Held>
 __device__ __forceinline__ void attend_strip(const AttentionView<In>& view,
@@ -288,6 +308,8 @@ __device__ __forceinline__ void attend_strip(const AttentionView<In>& view,
                                              float scale_log2, int row0, int lane) {
   constexpr int kKeys = attention_padded(N);
   constexpr int KB = attention_key_block(N, Dv);
+  constexpr int kLastBlock = kKeys - (kKeys - 1) / KB * KB;
+  constexpr int kLastStart = kKeys - kLastBlock;
   unsigned qa[D / 16][4];
   if constexpr (QueryStaged) load_query_shared<D>(qa, view.q_smem, row0, lane);
   else load_query<In, M, D>(qa, view, row0, lane);
@@ -295,14 +317,19 @@ __device__ __forceinline__ void attend_strip(const AttentionView<In>& view,
 #pragma unroll
   for (int tile = 0; tile < Dv / 8; ++tile) o[tile][0] = o[tile][1] = o[tile][2] = o[tile][3] = 0.0f;
   StripStats stats{{neg_inf(), neg_inf()}, {0.0f, 0.0f}};
-  const int key_end = Causal ? min(kKeys, row0 + kAttentionTile) : kKeys;
+  if constexpr (Causal) {
+    const int key_end = min(kKeys, row0 + kAttentionTile);
 #pragma unroll 1
-  for (int kb0 = 0; kb0 < key_end; kb0 += KB) {
-    float s[KB / 8][4];
-    block_scores<In, D, KB>(s, qa, view.k_smem, kb0, key_end, lane);
-    to_logits<In, M, N, KB, BiasKind, MaskKind, Causal, Held>(s, view, held, scale_log2, row0, kb0, lane);
-    online_step<KB, Dv>(s, stats, o);
-    accumulate_values<In, Dv, KB>(s, o, view.v_smem, kb0, key_end, lane);
+    for (int kb0 = 0; kb0 < key_end; kb0 += KB)
+      attend_key_block<In, M, N, D, Dv, KB, KB, BiasKind, MaskKind, true, (N < kKeys), Held>(
+          qa, o, stats, view, held, scale_log2, row0, kb0, key_end, lane);
+  } else {
+#pragma unroll 1
+    for (int kb0 = 0; kb0 < kLastStart; kb0 += KB)
+      attend_key_block<In, M, N, D, Dv, KB, KB, BiasKind, MaskKind, false, false, Held>(
+          qa, o, stats, view, held, scale_log2, row0, kb0, kKeys, lane);
+    attend_key_block<In, M, N, D, Dv, kLastBlock, KB, BiasKind, MaskKind, false, (N < kKeys), Held>(
+        qa, o, stats, view, held, scale_log2, row0, kLastStart, kKeys, lane);
   }
   store_output<In, M, Dv>(o, stats, view, row0, lane);
 }
