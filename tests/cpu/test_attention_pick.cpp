@@ -100,6 +100,14 @@ TEST_CASE("the pick keeps the most warps busy an SM: small problems a warp each,
   windows.bias_kind = kAddendF16;
   windows.mask_kind = kAddendF16;
   CHECK(choose_attention_config(windows, h100).warps == 4);
+  // 100x100, d = 64: few flops a byte, so the next problem's copies are worth a second stage.
+  AttentionProblem copies = problem_of(100, 100, 64, 64, 8192);
+  copies.bias_kind = copies.mask_kind = kAddendNone;
+  CHECK(choose_attention_config(copies, h100).stages == 2);
+  // 10 strips: 4 warps take them in 3 rounds (3.3 busy), 8 in 2 (5 busy) but hold half the groups.
+  AttentionProblem uneven = problem_of(160, 160, 16, 16, 6351);
+  uneven.bias_kind = uneven.mask_kind = kAddendNone;
+  CHECK(choose_attention_config(uneven, h100).warps == 4);
   // Few problems: one a block, so that the blocks cover as many SMs as they can.
   CHECK(choose_attention_config(problem_of(16, 16, 16, 16, 64), h100).problems == 1);
   CHECK(choose_attention_config(problem_of(64, 64, 64, 64, 64), h100).problems == 1);

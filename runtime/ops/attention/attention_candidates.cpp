@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The tuner's candidates for an attention problem: warps a problem, problems a block and one or
-// two stages, blocks of 2 to 8 warps.
+// two stages, blocks of 8 warps down to 1.
 #include <algorithm>
 #include <vector>
 
@@ -10,7 +10,7 @@ namespace kjit {
 
 std::vector<AttentionConfig> attention_candidates(const AttentionProblem& problem, const DeviceProps& device) {
   std::vector<AttentionConfig> candidates{choose_attention_config(problem, device)};
-  for (int block_warps : {8, 4, 2})
+  for (int block_warps : {8, 4, 2, 1})
     for (int warps : {1, 2, 4, 8})
       for (int stages : {2, 1}) {
         if (warps > block_warps || static_cast<int>(candidates.size()) >= kMostAttentionCandidates) continue;
