@@ -243,7 +243,9 @@ def measure(args, runs_wanted):
 
     earlier = earlier_runs(args.json) if args.merge else []
     runs = []
-    for case, dtype in runs_wanted:
+    for index, (case, dtype) in enumerate(runs_wanted):
+        if index and args.cool_s > 0:
+            time.sleep(args.cool_s)  # back to back, the GPU heats and every path slows
         run = new_run(case, dtype, copy_gbps)
         run["date"] = meta["date"]
         started = time.monotonic()
@@ -277,6 +279,10 @@ def main():
     parser.add_argument("--cases", help="only these: NAME[:f16|bf16],... (no dtype: both)")
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
     parser.add_argument("--paths", help=f"time only these: {','.join(PATHS)} (default: all)")
+    parser.add_argument("--cool-s", type=float, default=10.0,
+                        help="seconds idle before each case after the first (default 10): run back to "
+                             "back, the cases heat the GPU and the later ones, torch's paths as much "
+                             "as kjit, ran up to 2.6x slower on an H100 at 84 C")
     parser.add_argument("--merge", action="store_true",
                         help="keep the runs already in --json that this call does not redo, so "
                              "that one table can be measured over several calls")

@@ -283,14 +283,14 @@ fi
 handoff_why() {
   echo "Why: tests/gpu/racecheck_probe.cu hands a shared-memory chunk between consumer warps and a" \
     "producer thread as the PTX memory model requires: each consumer's fence.proxy.async, __syncwarp" \
-    "and lane 0's releasing mbarrier arrival, the producer's acquiring wait, and" \
+    "and lane 0's releasing mbarrier arrival (mode warp), the producer's acquiring wait, and" \
     "cp.async.bulk.wait_group.read before it refills the chunk by a bulk copy. Its data came out" \
     "right, and racecheck reports its hand-offs as $probe_kinds hazards (consumer LDS/STS, then the" \
-    "producer's UBLKCP). The ring hands its chunks over the same way through the same helpers" \
-    "(kernel_sources/ring.cuh: the consumers' fence_before_bulk_copy, __syncwarp and arrive on" \
-    "drained; ring_producer's wait on drained, bulk_wait_read, then the refill's load)," \
-    "and gpu_ring_reuse (tests/gpu/test_ring_reuse_gpu.cpp) is the stress test that fails on a real" \
-    "overlap."
+    "producer's UBLKCP). The ring hands its chunks over through the same helpers" \
+    "(kernel_sources/ring.cuh: the consumers' fence_before_bulk_copy and arrive on drained;" \
+    "ring_producer's wait on drained, bulk_wait_read, then the refill's load), every consumer" \
+    "thread arriving itself (the probe's mode thread), and gpu_ring_reuse" \
+    "(tests/gpu/test_ring_reuse_gpu.cpp) is the stress test that fails on a real overlap."
   if [ "$probe_thread" = clean ]; then
     echo "With every consumer thread arriving itself (racecheck_probe thread) racecheck reports" \
       "nothing: it orders a thread's own accesses before its arrival, not those of the lanes whose" \

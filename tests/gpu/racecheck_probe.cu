@@ -4,9 +4,10 @@
 // requires. scripts/sanitize_gpu.sh runs it plainly and under racecheck: what racecheck reports
 // here, on hand-offs that are right, tells which of its reports on the ring are the tool's.
 //   racecheck_probe [warp|thread] [ROUNDS]
-// warp (the ring's way): each consumer thread fences its shared accesses for the async proxy,
-//   its warp meets at __syncwarp, and lane 0's arrival releases them to the producer.
-// thread: every consumer thread arrives itself, so no ordering runs through __syncwarp.
+// warp: each consumer thread fences its shared accesses for the async proxy, its warp meets at
+//   __syncwarp, and lane 0's arrival releases them to the producer (racecheck flags it).
+// thread (the ring's way): every consumer thread arrives itself, so no ordering runs through
+//   __syncwarp.
 // Even rounds hand the chunk back written (bulk stores: outputs staged, read out by a bulk
 // store, then the slot refilled), odd rounds read only (register stores, then the refill).
 // Prints "probe: ok (..., producer thread N, ...)" and exits 0 when every round's output is
