@@ -70,6 +70,53 @@ __device__ __forceinline__ void store_peeled_words(T* row, int col, int cols, co
   store_peeled_pack<T, N>(row, col, cols, src, on_grid);
 }
 
+/// Stores values [from, to) of a pack (as its bits) whose first column is `col`, element by
+/// element, only the columns inside the row.
+template <typename T, int N>
+__device__ __forceinline__ void store_pack_part(T* row, int col, int cols, const PackBits<T, N>& bits, int from,
+                                                int to) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    if (i >= from && i < to && inside_row(col + i, cols)) row[col + i] = bits.pack.v[i];
+}
+
+/// Stores a pack (as its bits) as the vector whose first column is `col`, on the row's output
+/// grid: one vector store where it is inside the row, else element by element.
+template <typename T, int N>
+__device__ __forceinline__ void store_peeled_bits(T* row, int col, int cols, const PackBits<T, N>& bits) {
+  if (whole_vector(col, N, cols)) *reinterpret_cast<PackOf<T, N>*>(row + col) = bits.pack;
+  else store_pack_part<T, N>(row, col, cols, bits, 0, N);
+}
+
+/// The words of the N values starting `shift` (0..N-1) values into own ++ next, each the words
+/// of a pack of T (pack_words): whole words moved by constant steps selected on the shift's
+/// bits, then 16-bit values by half a word, so that everything stays in registers.
+template <typename T, int N>
+__device__ __forceinline__ void shifted_words(const unsigned (&own)[PackBits<T, N>::kBytes / 4],
+                                              const unsigned (&next)[PackBits<T, N>::kBytes / 4], int shift,
+                                              unsigned (&window)[PackBits<T, N>::kBytes / 4]) {
+  constexpr int kWords = PackBits<T, N>::kBytes / 4;
+  constexpr int kPerWord = 4 / static_cast<int>(sizeof(T));
+  unsigned both[2 * kWords];
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) both[w] = own[w], both[kWords + w] = next[w];
+  const int word_shift = shift / kPerWord;
+#pragma unroll
+  for (int step = kWords / 2; step >= 1; step /= 2) {
+    const bool take = (word_shift & step) != 0;
+#pragma unroll
+    for (int w = 0; w + step < 2 * kWords; ++w) both[w] = take ? both[w + step] : both[w];
+  }
+  if constexpr (kPerWord == 2) {
+    if (shift & 1) {
+#pragma unroll
+      for (int w = 0; w + 1 < 2 * kWords; ++w) both[w] = __byte_perm(both[w], both[w + 1], 0x5432);
+    }
+  }
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) window[w] = both[w];
+}
+
 /// Loads a thread's share of a peeled row into `held` (a HeldRow): the vector at column
 /// first_col + p * col_step for pack p. 16-bit shares wholly inside the row take one check, so
 /// their loads go out together (see load_packs).

@@ -67,7 +67,32 @@ KJIT_HOST_DEVICE constexpr VectorLane vector_lane(long long col, int pack, int l
 /// Whether a row's output vectors are the input's: when both sides start at the same lead, a
 /// vector of the input grid is one of the output grid too, and is stored whole. Otherwise the
 /// kernels keep the input's grid (their loads must all be in flight at once; stores are not
-/// waited on) and store element by element.
+/// waited on) and store element by element, or, in the register kernels, realigned (below).
 KJIT_HOST_DEVICE constexpr bool output_on_input_grid(int in_lead, int out_lead) { return in_lead == out_lead; }
+
+/// Realigned stores (row_regs.cuh): where the leads differ, the output vector that starts
+/// realign_shift elements into a thread's input vector lies on the output's grid; it takes the
+/// rest of the thread's pack and the start of the next vector's, which the next lane holds.
+KJIT_HOST_DEVICE constexpr int realign_shift(int in_lead, int out_lead, int pack) {
+  return (in_lead - out_lead + pack) % pack;
+}
+
+/// Lanes that hold consecutive vectors and reach each other by shuffles: a group of a warp or
+/// less, else a warp.
+KJIT_HOST_DEVICE constexpr int shuffle_run(int group) { return group < 32 ? group : 32; }
+
+/// What a lane of a run stores of its input vector at `col`, shift = realign_shift: the head
+/// [col, col + shift) element by element where the previous lane is in another run (the first),
+/// the output vector at col + shift where the next lane is in its run (every one but the last),
+/// and the tail [col + shift, col + pack) element by element where it is not (the last).
+struct RealignedStore {
+  bool head;
+  bool window;
+  bool tail;
+};
+
+KJIT_HOST_DEVICE constexpr RealignedStore realigned_store(int run_lane, int run) {
+  return {run_lane == 0, run_lane != run - 1, run_lane == run - 1};
+}
 
 }  // namespace kjit

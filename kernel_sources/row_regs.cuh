@@ -40,13 +40,58 @@ __device__ __forceinline__ int load_row_share(Held& held, const typename Held::I
   }
 }
 
-/// Writes a thread's share of a peeled row: each pack whole where the output shares the input's
-/// grid, element by element where it does not (output_on_input_grid).
+/// Writes a thread's share of a peeled row whose output starts off the input's lead, realigned:
+/// each lane stores the output vector that starts realign_shift into its pack, completed by the
+/// next lane's values (a shuffle), and the lanes at a run's ends the parts no such vector covers
+/// (realigned_store).
 template <int Cols, int Pack, int Group, typename Held, typename Out>
+__device__ __forceinline__ void store_realigned_share(const Held& held, Out* out, int lane, int in_lead, int shift,
+                                                      float first, float finished, float factor) {
+  constexpr int kRun = shuffle_run(Group);
+  constexpr int kWords = PackBits<Out, Pack>::kBytes / 4;
+  static_assert(32 % kRun == 0, "store_realigned_share: groups split warps evenly");
+  const RealignedStore part = realigned_store(lane % kRun, kRun);
+  // The run's own lanes, which share a row: groups past the last row have left the loop.
+  const unsigned run_lanes = kRun == 32 ? 0xffffffffu : ((1u << kRun) - 1) << (threadIdx.x % 32 / kRun * kRun);
+#pragma unroll
+  for (int p = 0; p < Held::kPacks; ++p) {
+    const int col = static_cast<int>(vector_column(p * Group + lane, Pack, in_lead));
+    float values[Pack];
+    held.outputs(p, first, finished, factor, values);
+    PackBits<Out, Pack> own, window;
+    pack_words<Out, Pack>(values, own.words);
+    unsigned next[kWords];
+#pragma unroll
+    for (int w = 0; w < kWords; ++w) next[w] = __shfl_down_sync(run_lanes, own.words[w], 1, kRun);
+    if (part.head) store_pack_part<Out, Pack>(out, col, Cols, own, 0, shift);
+    if (part.window) {
+      shifted_words<Out, Pack>(own.words, next, shift, window.words);
+      store_peeled_bits<Out, Pack>(out, col + shift, Cols, window);
+    }
+    if (part.tail) store_pack_part<Out, Pack>(out, col, Cols, own, shift, Pack);
+  }
+}
+
+/// Whether a share of `registers` held registers stores realigned: the shifts' temporaries (a
+/// pack's words, the next lane's and the window) spill beside a full share under the 64 registers
+/// a thread of two 512-thread blocks has, so a share of half the most or more stores element by
+/// element where the leads differ.
+KJIT_HOST_DEVICE constexpr bool realigns_share(int registers) { return registers < kMaxHeldRegisters / 2; }
+
+/// Writes a thread's share of a peeled row: each pack whole where the output shares the input's
+/// grid (output_on_input_grid), realigned where it does not (packs of a word or more, Realign).
+template <int Cols, int Pack, int Group, bool Realign, typename Held, typename Out>
 __device__ __forceinline__ void store_peeled_share(const Held& held, Out* out, int lane, int in_lead, float first,
                                                    float finished, float factor) {
-  const bool on_grid =
-      output_on_input_grid(in_lead, row_lead(reinterpret_cast<unsigned long long>(out), sizeof(Out), Pack));
+  const int out_lead = row_lead(reinterpret_cast<unsigned long long>(out), sizeof(Out), Pack);
+  const bool on_grid = output_on_input_grid(in_lead, out_lead);
+  if constexpr (Realign && Pack > 1 && PackBits<Out, Pack>::kBytes >= 4) {
+    if (!on_grid) {
+      store_realigned_share<Cols, Pack, Group>(held, out, lane, in_lead, realign_shift(in_lead, out_lead, Pack),
+                                               first, finished, factor);
+      return;
+    }
+  }
 #pragma unroll
   for (int p = 0; p < Held::kPacks; ++p)
     held.store_peeled(p, out, static_cast<int>(vector_column(p * Group + lane, Pack, in_lead)), Cols, first,
@@ -121,7 +166,8 @@ __device__ __forceinline__ void row_regs(const RowParams params) {
     if (!live) continue;
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
     if constexpr (Io::peel) {
-      store_peeled_share<Cols, Pack, Group>(held, out, lane, lead, first, finished, factor);
+      store_peeled_share<Cols, Pack, Group, realigns_share(Shape::kRegisters)>(held, out, lane, lead, first,
+                                                                               finished, factor);
     } else {
 #pragma unroll
       for (int p = 0; p < kPacks; ++p)

@@ -39,6 +39,7 @@ std::vector<long long> widths() {
 struct Replay {
   std::vector<int> reads, writes;
   std::string problem;
+  long long single_writes = 0;  // columns written element by element
 
   explicit Replay(long long cols) : reads(cols, 0), writes(cols, 0) {}
   void note(const std::string& what) {
@@ -60,7 +61,9 @@ struct Replay {
 
 // One row of `cols` through a group of `group` threads, each holding `packs` packs of `pack`, as
 // row_regs.cuh does with Io::peel: loads on the input's grid (load_peeled_share), stores whole
-// only where the output starts at the input's lead (store_peeled_share).
+// on the input's grid where the output starts at the input's lead, else realigned: each lane's
+// output vector realign_shift into its pack, and element stores at the ends of each shuffle run
+// (store_peeled_share; the kernels realign shares under realigns_share's limit, the replay every one).
 Replay replay_row(const Sides& s, int pack, int group, int packs, long long cols, unsigned long long in,
                   unsigned long long out) {
   Replay r(cols);
@@ -75,12 +78,24 @@ Replay replay_row(const Sides& s, int pack, int group, int packs, long long cols
         for (int i = 0; i < pack; ++i)
           if (col + i >= 0 && col + i < cols) r.touch(r.reads, col + i, "input");
       }
-      if (on_grid && whole_vector(col, pack, cols)) {
-        r.vector(r.writes, out, s.out_bytes, pack, col, "output");
-      } else {
-        for (int i = 0; i < pack; ++i)
-          if (col + i >= 0 && col + i < cols) r.touch(r.writes, col + i, "output");
+      auto write_elements = [&](long long from, long long to) {
+        for (long long c = from; c < to; ++c)
+          if (c >= 0 && c < cols) r.touch(r.writes, c, "output"), ++r.single_writes;
+      };
+      if (on_grid || pack == 1) {
+        if (whole_vector(col, pack, cols)) r.vector(r.writes, out, s.out_bytes, pack, col, "output");
+        else write_elements(col, col + pack);
+        continue;
       }
+      const int run = shuffle_run(group);
+      const int shift = realign_shift(lead, row_lead(out, s.out_bytes, pack), pack);
+      const RealignedStore part = realigned_store(lane % run, run);
+      if (part.head) write_elements(col, col + shift);
+      if (part.window) {
+        if (whole_vector(col + shift, pack, cols)) r.vector(r.writes, out, s.out_bytes, pack, col + shift, "output");
+        else write_elements(col + shift, col + shift + pack);
+      }
+      if (part.tail) write_elements(col + shift, col + pack);
     }
   for (long long c = 0; c < cols && r.problem.empty(); ++c)
     if (r.reads[c] != 1 || r.writes[c] != 1)
@@ -149,6 +164,25 @@ TEST_CASE("head, whole vectors and tail cover the row once at every shift") {
           REQUIRE(vector_column(at.vector, pack, lead) + at.lane == c);
         }
       }
+}
+
+TEST_CASE("outputs off the input's lead are stored as whole vectors but at the shuffle runs' ends") {
+  const Sides halves{2, 2};
+  for (int group : {32, 256, 1024})
+    for (long long cols : {4097ll, 37281ll})
+      for (int in_lead = 0; in_lead < 8; ++in_lead)
+        for (int out_lead = 0; out_lead < 8; ++out_lead) {
+          if (row_share_values(peeled_cols(cols, 8), 8, group) > 128) continue;
+          const Replay r = replay_row(halves, 8, group, peeled_packs(cols, 8, group), cols, kBase + in_lead * 2,
+                                      kBase + out_lead * 2);
+          CAPTURE(group);
+          CAPTURE(cols);
+          CAPTURE(in_lead);
+          CAPTURE(out_lead);
+          REQUIRE(r.problem.empty());
+          // A run of 32 lanes stores one vector's worth singly, plus the row's head and tail.
+          CHECK(r.single_writes <= cols / 32 + 16);
+        }
 }
 
 TEST_CASE("the register kernels' peeled rows: every column once, whole vectors aligned, nothing outside") {
