@@ -56,9 +56,10 @@ KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int 
 }
 
 /// Dense rows off the alignment on their own vector grids at the widest pack, in a warp's
-/// registers (narrow rows, kPeelWarpMaxCols) or a block's. Only dense: where the output's rows
-/// start elsewhere on the grid than the input's, the peeled stores go element by element (on the
-/// H100, 1557 x 48160 bf16 with the output 4 elements off ran at 0.35x torch).
+/// registers (narrow rows, kPeelWarpMaxCols) or a block's. Only dense: padded and offset rows,
+/// whose outputs start elsewhere on the grid than their inputs, were measured peeled only while
+/// such stores went element by element (on the H100, 1557 x 48160 bf16 with the output 4 elements
+/// off ran at 0.35x torch); the register kernels' realigned stores have not been timed on them.
 std::optional<KernelConfig> peeled_pick(const RowwiseProblem& p) {
   if (!p.dense || !misaligned_rows(p)) return std::nullopt;
   if (std::optional<KernelConfig> warp = fit_peeled(p, Algorithm::kWarp))
