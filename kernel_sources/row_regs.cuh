@@ -72,12 +72,6 @@ __device__ __forceinline__ void store_realigned_share(const Held& held, Out* out
   }
 }
 
-/// Whether a share of `registers` held registers stores realigned: the shifts' temporaries (a
-/// pack's words, the next lane's and the window) spill beside a full share under the 64 registers
-/// a thread of two 512-thread blocks has, so a share of half the most or more stores element by
-/// element where the leads differ.
-KJIT_HOST_DEVICE constexpr bool realigns_share(int registers) { return registers < kMaxHeldRegisters / 2; }
-
 /// Writes a thread's share of a peeled row: each pack whole where the output shares the input's
 /// grid (output_on_input_grid), realigned where it does not (packs of a word or more, Realign).
 template <int Cols, int Pack, int Group, bool Realign, typename Held, typename Out>
