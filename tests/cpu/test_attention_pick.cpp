@@ -212,7 +212,9 @@ TEST_CASE("kernels that hold their addends launch steps of whole periods, or a p
           CHECK((step % period == 0 || step >= problems));
           // No more groups than the problems need, nor than the resident blocks hold or a period asks.
           CHECK(grid <= (problems + per_block - 1) / per_block);
-          CHECK(step <= std::max<std::int64_t>(std::int64_t{resident} * per_block, std::lcm(period, std::int64_t{per_block})));
+          const std::int64_t most = std::max<std::int64_t>(std::int64_t{resident} * per_block,
+                                                           std::lcm(period, std::int64_t{per_block}));
+          CHECK(step <= most);
         }
 }
 
