@@ -63,27 +63,52 @@ struct HeldAddends {
 template <int KB>
 struct HeldAddends<KB, false> {};
 
-/// Reads the strip at row0's held addends; entries past m or n are 0 (masked, or never stored),
-/// and never read.
-template <typename In, int M, int N, int KB, int BiasKind, int MaskKind>
-__device__ __forceinline__ void load_held_addends(HeldAddends<KB, true>& held, const AttentionView<In>& view,
-                                                  int row0, int lane) {
-  constexpr float kLog2e = 1.4426950408889634f;
+/// One score's bias + mask times log2(e), read when called.
+template <int BiasKind, int MaskKind>
+struct ScoreAddend {
+  const AddendRow<BiasKind>& bias;
+  const AddendRow<MaskKind>& mask;
+  int offset;
+  __device__ __forceinline__ float operator()() const {
+    constexpr float kLog2e = 1.4426950408889634f;
+    return kLog2e * (bias[offset] + mask[offset]);
+  }
+};
+
+/// Calls visit(tile, e, row, col, addend) for each of the strip at row0's scores in the key block
+/// at kb0: accumulator entry (tile, e) of the lane holds row row0 + g (+ 8 for e >= 2) and column
+/// kb0 + 2t + 8 tile + (e & 1), and addend() reads its bias + mask times log2(e) (rows past M read
+/// row M - 1, never stored), only where the visit asks for it.
+template <int M, int KB, int BiasKind, int MaskKind, typename In, typename Visit>
+__device__ __forceinline__ void each_strip_score(const AttentionView<In>& view, int row0, int kb0, int lane,
+                                                 Visit&& visit) {
   const int g = lane >> 2, t = lane & 3;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = row0 + g + 8 * h;
     const int read_row = row < M ? row : M - 1;
-    const AddendRow<BiasKind> bias(view.bias, view.bias_row, read_row, 2 * t);
-    const AddendRow<MaskKind> mask(view.mask, view.mask_row, read_row, 2 * t);
+    const AddendRow<BiasKind> bias(view.bias, view.bias_row, read_row, kb0 + 2 * t);
+    const AddendRow<MaskKind> mask(view.mask, view.mask_row, read_row, kb0 + 2 * t);
 #pragma unroll
     for (int tile = 0; tile < KB / 8; ++tile)
 #pragma unroll
       for (int e = 2 * h; e < 2 * h + 2; ++e) {
         const int offset = tile * 8 + (e & 1);
-        held.v[tile][e] = row < M && 2 * t + offset < N ? kLog2e * (bias[offset] + mask[offset]) : 0.0f;
+        visit(tile, e, row, kb0 + 2 * t + offset, ScoreAddend<BiasKind, MaskKind>{bias, mask, offset});
       }
   }
+}
+
+/// Reads the strip at row0's held addends; entries past m or n are 0 (masked, or never stored),
+/// and never read.
+template <typename In, int M, int N, int KB, int BiasKind, int MaskKind>
+__device__ __forceinline__ void load_held_addends(HeldAddends<KB, true>& held, const AttentionView<In>& view,
+                                                  int row0, int lane) {
+  each_strip_score<M, KB, BiasKind, MaskKind>(view, row0, 0, lane,
+                                              [&](int tile, int e, int row, int col,
+                                                  const ScoreAddend<BiasKind, MaskKind>& addend) {
+                                                held.v[tile][e] = row < M && col < N ? addend() : 0.0f;
+                                              });
 }
 
 /// Running maximum (log2 domain) and this lane's share of the sum, for the rows g and g + 8.
@@ -150,32 +175,19 @@ template <typename In, int M, int N, int KB, int HeldKB, int BiasKind, int MaskK
 __device__ __forceinline__ void to_logits(float (&s)[KB / 8][4], const AttentionView<In>& view,
                                           const HeldAddends<HeldKB, Held>& held, float scale_log2, int row0,
                                           int kb0, int lane) {
-  constexpr float kLog2e = 1.4426950408889634f;
   constexpr bool kReads = !Held && (BiasKind != kAddendNone || MaskKind != kAddendNone);
-  const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int row = row0 + g + 8 * h;
-    const int read_row = row < M ? row : M - 1;  // rows past M read a real row, unused
-    const AddendRow<kReads ? BiasKind : kAddendNone> bias(view.bias, view.bias_row, read_row, kb0 + 2 * t);
-    const AddendRow<kReads ? MaskKind : kAddendNone> mask(view.mask, view.mask_row, read_row, kb0 + 2 * t);
-#pragma unroll
-    for (int tile = 0; tile < KB / 8; ++tile) {
-#pragma unroll
-      for (int e = 2 * h; e < 2 * h + 2; ++e) {
-        const int offset = tile * 8 + (e & 1);
-        const int col = kb0 + 2 * t + offset;
+  constexpr int kBias = kReads ? BiasKind : kAddendNone, kMask = kReads ? MaskKind : kAddendNone;
+  each_strip_score<M, KB, kBias, kMask>(
+      view, row0, kb0, lane, [&](int tile, int e, int row, int col, const ScoreAddend<kBias, kMask>& addend) {
         const bool masked = (PastN && col >= N) || (Causal && col > row);
         float x = s[tile][e] * scale_log2;
         if constexpr (Held) {
           if (!masked) x += held.v[tile][e];
         } else if (kReads && !masked) {
-          x += kLog2e * (bias[offset] + mask[offset]);
+          x += addend();
         }
         s[tile][e] = masked ? neg_inf() : x;
-      }
-    }
-  }
+      });
 }
 
 /// The block's row maxima, merged over the four lanes that share a row.
