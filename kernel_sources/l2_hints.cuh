@@ -11,6 +11,7 @@
 #pragma once
 
 #include "pack.cuh"
+#include "peeled_pack.cuh"
 
 namespace kjit {
 
@@ -105,6 +106,22 @@ __device__ __forceinline__ WordPack<T, N> load_words_with_policy(const T* row, i
   return words_of<T, N>(bits);
 }
 
+/// The part of a peeled row's head or tail vector inside the row (load_peeled_words_with_policy).
+template <typename T, int N>
+__device__ __noinline__ WordPack<T, N> load_peeled_words_part(const T* row, int col, int cols, T fill) {
+  return load_peeled_word_pack<T, N>(row, col, cols, fill);
+}
+
+/// The vector whose first column is `col` of a row on its own grid (row_peel.cuh): one load with
+/// a cache policy where it lies wholly inside the row, else element by element (out of line, as
+/// load_words_tail), columns outside the row holding `fill`.
+template <typename T, int N>
+__device__ __forceinline__ WordPack<T, N> load_peeled_words_with_policy(const T* row, int col, int cols, T fill,
+                                                                        L2Policy policy) {
+  if (whole_vector(col, N, cols)) return load_words_with_policy<T, N>(row, col, cols, fill, policy);
+  return load_peeled_words_part<T, N>(row, col, cols, fill);
+}
+
 /// Stores the part of a pack that lies before `cols` (out of line, as load_words_tail).
 template <typename T, int N>
 __device__ __noinline__ void store_pack_tail(T* row, int col, int cols, PackOf<T, N> p) {
@@ -122,6 +139,31 @@ __device__ __forceinline__ void store_pack_with_policy(T* row, int col, int cols
   for (int i = 0; i < N; ++i) p.v[i] = from_float<T>(src[i]);
   if (col + N <= cols) store_with_policy(reinterpret_cast<PackOf<T, N>*>(row + col), p, policy);
   else store_pack_tail<T, N>(row, col, cols, p);
+}
+
+/// Stores the part of a peeled row's head or tail vector inside the row (out of line, as
+/// store_pack_tail).
+template <typename T, int N>
+__device__ __noinline__ void store_peeled_part(T* row, int col, int cols, PackOf<T, N> p) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    if (inside_row(col + i, cols)) row[col + i] = p.v[i];
+}
+
+/// Stores N floats converted to T as the vector whose first column is `col`, on the output's
+/// own grid: one store with a cache policy where it lies wholly inside the row, else element by
+/// element, only the columns inside.
+template <typename T, int N>
+__device__ __forceinline__ void store_peeled_pack_with_policy(T* row, int col, int cols, const float* src,
+                                                              L2Policy policy) {
+  if (whole_vector(col, N, cols)) {
+    store_pack_with_policy<T, N>(row, col, cols, src, policy);
+  } else {
+    PackOf<T, N> p;
+#pragma unroll
+    for (int i = 0; i < N; ++i) p.v[i] = from_float<T>(src[i]);
+    store_peeled_part<T, N>(row, col, cols, p);
+  }
 }
 
 }  // namespace kjit

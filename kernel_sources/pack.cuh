@@ -35,14 +35,12 @@ __device__ __forceinline__ void pack_words(const float* src, unsigned* words) {
   }
 }
 
-/// Stores N floats converted to T into global memory with one vector store instruction, whatever
-/// the compiler would have made of the pack (see store_pack_words).
+/// Stores a pack of N values of T, as its 32-bit words, into global memory with one vector store
+/// instruction: a copy of the pack itself the compiler may split into one store a value.
 template <typename T, int N>
-__device__ __forceinline__ void store_words(T* dst, const float* src) {
+__device__ __forceinline__ void store_word_bits(T* dst, const unsigned* words) {
   constexpr int kBytes = N * static_cast<int>(sizeof(T));
-  static_assert(kBytes == 4 || kBytes == 8 || kBytes == 16, "store_words: 4, 8 or 16 bytes");
-  unsigned words[kBytes / 4];
-  pack_words<T, N>(src, words);
+  static_assert(kBytes == 4 || kBytes == 8 || kBytes == 16, "store_word_bits: 4, 8 or 16 bytes");
   if constexpr (kBytes == 16)
     asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};"
                  ::"l"(dst), "r"(words[0]), "r"(words[1]), "r"(words[2]), "r"(words[3]) : "memory");
@@ -50,6 +48,15 @@ __device__ __forceinline__ void store_words(T* dst, const float* src) {
     asm volatile("st.global.v2.u32 [%0], {%1, %2};" ::"l"(dst), "r"(words[0]), "r"(words[1]) : "memory");
   else
     asm volatile("st.global.u32 [%0], %1;" ::"l"(dst), "r"(words[0]) : "memory");
+}
+
+/// Stores N floats converted to T into global memory with one vector store instruction, whatever
+/// the compiler would have made of the pack (see store_pack_words).
+template <typename T, int N>
+__device__ __forceinline__ void store_words(T* dst, const float* src) {
+  unsigned words[N * sizeof(T) / 4];
+  pack_words<T, N>(src, words);
+  store_word_bits<T, N>(dst, words);
 }
 
 /// Loads N elements starting at column `col` of a row of `cols` as floats. Columns past the end

@@ -80,6 +80,12 @@ __device__ __forceinline__ void store_pack_part(T* row, int col, int cols, const
     if (i >= from && i < to && inside_row(col + i, cols)) row[col + i] = bits.pack.v[i];
 }
 
+/// store_pack_part out of line (see store_realigned_pack).
+template <typename T, int N>
+__device__ __noinline__ void store_pack_part_call(T* row, int col, int cols, PackBits<T, N> bits, int from, int to) {
+  store_pack_part<T, N>(row, col, cols, bits, from, to);
+}
+
 /// Stores a pack (as its bits) as the vector whose first column is `col`, on the row's output
 /// grid: one vector store where it is inside the row, else element by element.
 template <typename T, int N>
@@ -115,6 +121,44 @@ __device__ __forceinline__ void shifted_words(const unsigned (&own)[PackBits<T, 
   }
 #pragma unroll
   for (int w = 0; w < kWords; ++w) window[w] = both[w];
+}
+
+/// Stores N floats converted to T, a lane's vector whose first column is `col` on the input's
+/// grid, on the output's grid `shift` (realign_shift) further on: the output vector at col +
+/// shift, completed by the next lane's values (a shuffle within runs of Run lanes, `lanes` the
+/// caller's run), and the parts no such vector covers at the run's ends (realigned_store).
+/// Every lane of the run calls it; columns outside the row are not written.
+template <typename T, int N, int Run>
+__device__ __forceinline__ void store_realigned_pack(T* row, int col, int cols, const float* src, int shift,
+                                                     RealignedStore part, unsigned lanes) {
+  constexpr int kWords = PackBits<T, N>::kBytes / 4;
+  PackBits<T, N> own, window;
+  pack_words<T, N>(src, own.words);
+  unsigned next[kWords];
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) next[w] = __shfl_down_sync(lanes, own.words[w], 1, Run);
+  if (part.head) store_pack_part<T, N>(row, col, cols, own, 0, shift);
+  if (part.window) {
+    shifted_words<T, N>(own.words, next, shift, window.words);
+    store_peeled_bits<T, N>(row, col + shift, cols, window);
+  }
+  if (part.tail) store_pack_part<T, N>(row, col, cols, own, shift, N);
+}
+
+/// Stores the output vector that starts `shift` (realign_shift) into a lane's vector at `col` on
+/// the input's grid: the rest of `own` and the start of `next`, the following vector's words. One
+/// vector store where it lies inside the row; element by element, out of line, at the row's ends,
+/// and, where `first` (the row's first vector), the columns before it.
+template <typename T, int N>
+__device__ __forceinline__ void store_window(T* row, int col, int cols, const PackBits<T, N>& own,
+                                             const unsigned (&next)[PackBits<T, N>::kBytes / 4], int shift,
+                                             bool first) {
+  PackBits<T, N> window;
+  shifted_words<T, N>(own.words, next, shift, window.words);
+  const int at = col + shift;
+  if (whole_vector(at, N, cols)) store_word_bits<T, N>(row + at, window.words);
+  else if (at < cols) store_pack_part_call<T, N>(row, at, cols, window, 0, N);
+  if (first) store_pack_part_call<T, N>(row, col, cols, own, 0, shift);
 }
 
 /// Loads a thread's share of a peeled row into `held` (a HeldRow): the vector at column

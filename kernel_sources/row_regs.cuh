@@ -48,7 +48,6 @@ template <int Cols, int Pack, int Group, typename Held, typename Out>
 __device__ __forceinline__ void store_realigned_share(const Held& held, Out* out, int lane, int in_lead, int shift,
                                                       float first, float finished, float factor) {
   constexpr int kRun = shuffle_run(Group);
-  constexpr int kWords = PackBits<Out, Pack>::kBytes / 4;
   static_assert(32 % kRun == 0, "store_realigned_share: groups split warps evenly");
   const RealignedStore part = realigned_store(lane % kRun, kRun);
   // The run's own lanes, which share a row: groups past the last row have left the loop.
@@ -58,17 +57,7 @@ __device__ __forceinline__ void store_realigned_share(const Held& held, Out* out
     const int col = static_cast<int>(vector_column(p * Group + lane, Pack, in_lead));
     float values[Pack];
     held.outputs(p, first, finished, factor, values);
-    PackBits<Out, Pack> own, window;
-    pack_words<Out, Pack>(values, own.words);
-    unsigned next[kWords];
-#pragma unroll
-    for (int w = 0; w < kWords; ++w) next[w] = __shfl_down_sync(run_lanes, own.words[w], 1, kRun);
-    if (part.head) store_pack_part<Out, Pack>(out, col, Cols, own, 0, shift);
-    if (part.window) {
-      shifted_words<Out, Pack>(own.words, next, shift, window.words);
-      store_peeled_bits<Out, Pack>(out, col + shift, Cols, window);
-    }
-    if (part.tail) store_pack_part<Out, Pack>(out, col, Cols, own, shift, Pack);
+    store_realigned_pack<Out, Pack, kRun>(out, col, Cols, values, shift, part, run_lanes);
   }
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The peeled kernels (KernelConfig::peel: warp, block_regs, block_split) compile under NVRTC for
+// The peeled kernels (KernelConfig::peel: warp, block_regs, block_split, block_online) compile under NVRTC for
 // sm_80 and sm_90 at every pack each dtype pair allows, floats and 16-bit words held, for every op;
 // the shift of each side is a run-time value, so one kernel serves every shift class. The tuner's
 // peeled candidates at misaligned shapes of real models compile without spilling. Needs NVRTC only.
@@ -72,7 +72,8 @@ std::vector<Variant> every_pack() {
   std::vector<Variant> variants;
   for (int arch : {80, 90})
     for (const Pair& pair : kPairs)
-      for (Algorithm algorithm : {Algorithm::kWarp, Algorithm::kBlockRegs, Algorithm::kBlockSplit}) {
+      for (Algorithm algorithm :
+           {Algorithm::kWarp, Algorithm::kBlockRegs, Algorithm::kBlockSplit, Algorithm::kBlockOnline}) {
         const std::int64_t cols = algorithm == Algorithm::kWarp ? kWarpCols : kBlockCols;
         // block_split's asynchronous copies move 4 bytes or more.
         const int first_pack = algorithm == Algorithm::kBlockSplit ? 4 / size_of(pair.in) : 1;
@@ -100,7 +101,7 @@ std::string check_compiled(const Variant& v) {
 
 }  // namespace
 
-TEST_CASE("peeled warp, block_regs and block_split kernels compile at every pack for sm_80 and sm_90") {
+TEST_CASE("peeled warp, block_regs, block_split and block_online kernels compile at every pack for sm_80 and sm_90") {
   std::vector<Variant> variants = every_pack();
   test::compile_variants(variants, kPoolThreads,
                          [](const Variant& v) { return rowwise_kernel_spec(v.problem, v.config); });

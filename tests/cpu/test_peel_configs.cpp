@@ -29,7 +29,8 @@ constexpr const auto& kDTypes = test::kCommonDTypePairs;
 
 }  // namespace
 
-TEST_CASE("peeled configs run any alignment at the widest pack, in warp and block_regs, sized for the worst shift") {
+TEST_CASE("peeled configs run any alignment at the widest pack, in warp, block_regs, block_split and block_online, "
+          "sized for the worst shift") {
   const DeviceProps h100 = nominal_device(90);
   const RowwiseProblem odd{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 1001, 1};
   auto why = [&](const RowwiseProblem& p, KernelConfig c, bool peel) {
@@ -41,7 +42,8 @@ TEST_CASE("peeled configs run any alignment at the widest pack, in warp and bloc
   CHECK(why(odd, {Algorithm::kBlockRegs, 4, 128, 128, 1}, true) == "");
   CHECK(why(odd, {Algorithm::kWarp, 8, 128, 32, 1}, true).find("pack") != std::string::npos);
   CHECK(why(odd, {Algorithm::kBlockSmem, 4, 512, 512, 1}, true).find("peel") != std::string::npos);
-  CHECK(why(odd, {Algorithm::kBlockOnline, 4, 512, 512, 1}, true).find("peel") != std::string::npos);
+  CHECK(why(odd, {Algorithm::kBlockOnline, 4, 512, 512, 1}, true) == "");
+  CHECK(why(odd, {Algorithm::kBlockOnline, 4, 256, 256, 4}, true) == "");
   KernelConfig split{Algorithm::kBlockSplit, 4, 256, 256, 1};
   split.staged = 1;
   CHECK(why(odd, split, false).find("pack") != std::string::npos);
@@ -64,7 +66,8 @@ namespace {
 
 /// The pick for rows at `max_pack`: dense rows off the alignment under 128 columns are flat tiles
 /// (test_flat_tile.cpp); other dense rows off it are peeled where a block holds them, or a warp
-/// under kPeelWarpMaxCols; the rest keep the pack they allow.
+/// under kPeelWarpMaxCols; 16-bit rows off it that block_online reads twice are peeled too
+/// (peels_online); the rest keep the pack they allow.
 void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   const KernelConfig pick = choose_rowwise_config(p, d);
   const bool misaligned_dense = p.dense && p.max_pack < widest;
@@ -72,11 +75,14 @@ void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   const bool block_row = !warp_row && fit_peeled(p, Algorithm::kBlockRegs).has_value();
   const bool tiled = misaligned_dense && p.cols < rowwise::kFlatTilePickMaxCols;
   const bool peels = misaligned_dense && ((warp_row && p.cols < rowwise::kPeelWarpMaxCols) || block_row);
-  CHECK(pick.peel == (peels && !tiled));
+  const bool online = pick.algorithm == Algorithm::kBlockOnline && rowwise::peels_online(p);
+  CHECK(pick.peel == ((peels && !tiled) || online));
   if (tiled) {
     CHECK(pick.algorithm == Algorithm::kFlatTile);
   } else if (peels) {
     CHECK(pick.algorithm == (warp_row ? Algorithm::kWarp : Algorithm::kBlockRegs));
+    CHECK(pick.pack == widest);
+  } else if (online) {
     CHECK(pick.pack == widest);
   } else {
     CHECK(pick.pack <= p.max_pack);
@@ -104,8 +110,8 @@ int check_candidates(const RowwiseProblem& p, const DeviceProps& d, int widest) 
 
 }  // namespace
 
-TEST_CASE("misaligned rows get peeled register candidates; the pick peels dense block rows and warp rows "
-          "under 128 columns") {
+TEST_CASE("misaligned rows get peeled candidates; the pick peels dense block rows, warp rows under 128 columns "
+          "and rows read twice") {
   const std::int64_t shapes[][2] = {{65536, 49}, {100000, 99}, {16384, 1001}, {4096, 4095}, {4096, 50257}};
   int peeled = 0;
   for (const DeviceProps& d : {nominal_device(80), nominal_device(90)})

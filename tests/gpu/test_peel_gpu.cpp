@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Peeled rows (KernelConfig::peel) forced on warp, block_regs and block_split over views off the
+// Peeled rows (KernelConfig::peel) forced on warp, block_regs, block_split and block_online (a
+// block a row at 1024 and 256 threads, and clusters of 4 blocks a row on sm_90) over views off the
 // vector alignment: every shift of the input with the output aligned and every shift of the output
 // with the input aligned, odd strides (each row its own shift, both sides together or apart, and in
 // place), every op, fp32 and 16-bit, against the float64 reference. Outputs start poisoned and
@@ -36,7 +37,16 @@ constexpr Pair kPairs[] = {{DType::kF32, DType::kF32},
 constexpr RowOp kOps[] = {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale};
 // A warp's row, a row a warp holds at its last pack, and rows for a block (16-bit held as words).
 constexpr std::int64_t kCols[] = {49, 1000, 4097};
-constexpr Algorithm kAlgorithms[] = {Algorithm::kWarp, Algorithm::kBlockRegs, Algorithm::kBlockSplit};
+
+// The peeled configs tried at each layout: algorithm, threads and cluster (0: the fit's).
+struct PeeledConfig {
+  Algorithm algorithm;
+  int threads = 0;
+  int cluster = 0;
+};
+constexpr PeeledConfig kConfigs[] = {{Algorithm::kWarp},       {Algorithm::kBlockRegs},
+                                     {Algorithm::kBlockSplit}, {Algorithm::kBlockOnline, 1024, 1},
+                                     {Algorithm::kBlockOnline, 256, 1}, {Algorithm::kBlockOnline, 256, 4}};
 
 int widest(const Pair& p) { return 16 / std::max(size_of(p.in), size_of(p.out)); }
 
@@ -79,8 +89,10 @@ std::vector<std::string> run_peeled(Runtime& rt, RowBatch& batch, RowOp op, cons
   const RowwiseArgs args = batch.args();
   const RowwiseProblem problem{op, args.in_dtype, args.out_dtype, args.rows, args.cols, max_pack_for(args)};
   float* scale = op == RowOp::kReduceScale ? batch.scale_out() : nullptr;
-  for (Algorithm algorithm : kAlgorithms) {
-    KernelConfig partial{algorithm};
+  for (const PeeledConfig& each : kConfigs) {
+    KernelConfig partial{each.algorithm};
+    partial.threads = each.threads;
+    partial.cluster = each.cluster;
     partial.peel = true;
     const KernelConfig config = complete_rowwise_config(problem, device, partial);
     if (!why_not_rowwise(problem, device, config).empty()) continue;

@@ -150,13 +150,19 @@ void add_split_candidates(const RowwiseProblem& p, const DeviceProps& d, std::ve
 }
 
 /// Rows read twice, the second time from L2: a block per row and, with no more rows than SMs,
-/// clusters of 2 and 8 (online_config; clusters of 4 never won).
+/// clusters of 2 and 8 (online_for: peeled where peels_online; clusters of 4 never won). Rows
+/// off the alignment that the pick does not peel have a peeled block a row too.
 void add_online_candidates(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
   if (row_bytes(p) < kOnlineMinRowBytes) return;
-  out.push_back(online_config(p.max_pack, 1));
+  out.push_back(online_for(p, 1));
+  if (misaligned_rows(p) && !peels_online(p)) {
+    KernelConfig peeled = online_config(widest_pack(p), 1);
+    peeled.peel = true;
+    out.push_back(peeled);
+  }
   if (!has_clusters(d) || p.rows > d.sm_count) return;
   for (int cluster : {2, 8})
-    if (row_bytes(p) / cluster >= kOnlineMinSliceBytes) out.push_back(online_config(p.max_pack, cluster));
+    if (row_bytes(p) / cluster >= kOnlineMinSliceBytes) out.push_back(online_for(p, cluster));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "kernel_sources/row_peel.cuh"
 #include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_rules.h"
 
 namespace kjit::rowwise {
 namespace {
@@ -178,6 +179,13 @@ bool ring_within(const RowwiseProblem& p, const DeviceProps& d, const KernelConf
 KernelConfig online_config(int pack, int cluster) {
   const int threads = cluster <= 2 ? 1024 : 256;
   return {Algorithm::kBlockOnline, pack, threads, threads, cluster};
+}
+
+KernelConfig online_for(const RowwiseProblem& p, int cluster) {
+  if (!peels_online(p)) return online_config(p.max_pack, cluster);
+  KernelConfig online = online_config(widest_pack(p), cluster);
+  online.peel = true;
+  return online;
 }
 
 RowwiseProblem peeled_span(const RowwiseProblem& p, int pack) {

@@ -111,6 +111,9 @@ bool ring_within(const RowwiseProblem& p, const DeviceProps& d, const KernelConf
 
 /// block_online over `cluster` blocks per row: 1024 threads for 1 or 2 blocks, 256 for more.
 KernelConfig online_config(int pack, int cluster);
+/// online_config for a problem: its rows' pack, or, where peels_online, peeled
+/// (KernelConfig::peel) at the widest pack, every whole vector one access.
+KernelConfig online_for(const RowwiseProblem& p, int cluster);
 
 /// The problem as the threads of a peeled config of `pack` size their shares: the row's span at
 /// its worst shift (peeled_cols).

@@ -48,9 +48,9 @@ KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int 
     if (ring_within(p, d, two_groups, 1) && fills_half_the_sms(p, d, two_groups.cluster)) return two_groups;
     int cluster = 1;
     while (cluster < kMaxClusterBlocks && !fills_half_the_sms(p, d, cluster)) cluster *= 2;
-    return online_config(pack, cluster);
+    return online_for(p, cluster);
   }
-  if (!many_rows(p, d)) return online_config(pack, 8);
+  if (!many_rows(p, d)) return online_for(p, 8);
   const int cluster = std::max(2, smallest_cluster(row_bytes(p), kTargetSliceBytes));
   return {Algorithm::kClusterSmem, pack, 512, 512, cluster, ClusterGrid::kPerRow};
 }
@@ -82,6 +82,16 @@ KernelConfig warp_block(const RowwiseProblem& p, const DeviceProps& d, KernelCon
   if (p.cols < kWarpWideBlockMaxCols && p.rows / rows_a_block >= kWarpWideBlockMinBlocksPerSm * d.sm_count)
     warp.threads = kWarpWideBlockThreads;
   return warp;
+}
+
+/// block_online a block a row, fitted to the row; peeled at the widest pack where peels_online
+/// (every whole vector one access, the outputs realigned).
+KernelConfig online_block(const RowwiseProblem& p) {
+  if (!peels_online(p)) return fit_block(Algorithm::kBlockOnline, p, p.max_pack);
+  const int pack = widest_pack(p);
+  KernelConfig online = fit_block(Algorithm::kBlockOnline, peeled_span(p, pack), pack);
+  online.peel = true;
+  return online;
 }
 
 }  // namespace
@@ -118,7 +128,7 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
     if (why_not_rowwise(p, d, wide).empty()) return wide;
   }
   if (KernelConfig smem = fit_smem(p, pack, clusters); why_not_rowwise(p, d, smem).empty()) return smem;
-  return fit_block(Algorithm::kBlockOnline, p, pack);
+  return online_block(p);
 }
 
 KernelConfig complete_rowwise_config(const RowwiseProblem& p, const DeviceProps& d, KernelConfig partial) {

@@ -47,6 +47,15 @@ inline int widest_pack(const RowwiseProblem& p) {
 /// Rows whose pointers or strides keep them off the widest pack's alignment.
 inline bool misaligned_rows(const RowwiseProblem& p) { return p.max_pack < widest_pack(p); }
 
+/// Rows off the alignment that block_online reads twice are peeled (KernelConfig::peel) where
+/// their inputs are 16-bit and their own pack moves under 8 bytes. On the H100 (shape sweep, one
+/// seed), 30 such calls of pack 1 ran 5-33 points of copy faster peeled at the widest pack, none
+/// slower; fp32 rows ran 2-15 points slower peeled (pack 4 over clusters of 8, against pack 1 or
+/// 2), and 80 bf16 rows of pack 4 ran 15 points slower at pack 8.
+inline bool peels_online(const RowwiseProblem& p) {
+  return misaligned_rows(p) && size_of(p.in_dtype) == 2 && p.max_pack * size_of(p.in_dtype) < 8;
+}
+
 /// Dense rows off the alignment narrower than this take flat_tile: a warp a row leaves most
 /// lanes idle there, and the flat spans move at 16 bytes whatever the width (on the H100,
 /// 1.4-10x the warp kernel at 7 to 77 columns; level with it from about 100 on).
