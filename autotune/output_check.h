@@ -26,4 +26,12 @@ std::string mismatch_message(std::size_t element, float got, float reference);
 std::string compare_outputs(const std::vector<unsigned char>& got,
                             const std::vector<unsigned char>& reference, DType out);
 
+/// The same for outputs whose rows of `row_elements` are weighted means of the same inputs
+/// (attention: each row of O mixes rows of V by its probabilities). Rounding a probability to 16
+/// bits moves every element of the row by a fraction of the values mixed, not of the element,
+/// which cancellation can leave small: each element may also differ by the relative tolerance
+/// times the largest |reference| of its row.
+std::string compare_output_rows(const std::vector<unsigned char>& got, const std::vector<unsigned char>& reference,
+                                DType out, std::size_t row_elements);
+
 }  // namespace kjit

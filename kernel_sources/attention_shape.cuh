@@ -78,16 +78,11 @@ KJIT_HOST_DEVICE constexpr int attention_block_smem(int m, int n, int d, int dv,
 }
 
 /// Whether a kernel holds its strip's bias + mask in registers for all its problems: with
-/// addends, each warp owning one strip (warps == strips) whose keys are one key block of at
-/// least 16 keys. Its launch keeps every problem of a group at the same head and mask window
-/// (attention_addend_period), so the addends are read once a group rather than once a problem.
-/// Rows of fewer than 16 keys read them a problem at a time: held, 64x7 and 128x7 problems failed
-/// the tuner's check against the other configs on the H100, by less than a 16-bit probability's
-/// rounding against the outputs' magnitude (likely the check's per-element tolerance; not yet
-/// settled against float64, docs/experiments/attention.md).
+/// addends, each warp owning one strip (warps == strips) whose keys are one key block. Its launch
+/// keeps every problem of a group at the same head and mask window (attention_addend_period), so
+/// the addends are read once a group rather than once a problem.
 KJIT_HOST_DEVICE constexpr bool attention_holds_addends(int m, int n, int dv, int warps, bool addends) {
-  return addends && n >= kAttentionTile && warps == attention_strips(m) &&
-         attention_padded(n) <= attention_key_block(n, dv);
+  return addends && warps == attention_strips(m) && attention_padded(n) <= attention_key_block(n, dv);
 }
 
 /// Problems apart that see the same bias head and mask window: problem i is batch entry i / heads

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The tuner's output check: agreement within rounding, every mismatch found wherever it lies
-// (the check runs in chunks on several threads), NaN only matching NaN.
+// (the check runs in chunks on several threads), NaN only matching NaN; attention's rows of
+// weighted means, each element within a rounding of its row's magnitude.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -68,6 +69,30 @@ TEST_CASE("bf16 outputs may differ by one rounding step, not more") {
   CHECK(compare_outputs(bf16({0x3f80, 0x3f80}), bf16({0x3f80, 0x3f81}), DType::kBF16) == "");
   CHECK(compare_outputs(bf16({0x3f80, 0x3f90}), bf16({0x3f80, 0x3f80}), DType::kBF16) != "");
   CHECK(compare_outputs(bf16({0x3f80}), bf16({0x3f80, 0x3f80}), DType::kBF16) != "");  // sizes differ
+}
+
+TEST_CASE("rows of weighted means may differ by a rounding of the row's magnitude, not more") {
+  // Rows of 4: an element that cancellation left small (0.001 beside 3.0) may move by 1/64 of 3.0
+  // in bf16, as rounding one probability of the mix moves it; per element it could not.
+  const std::vector<float> ref = {3.0f, 0.001f, -1.0f, 0.5f, 0.25f, 0.001f, 0.125f, 0.0f};
+  std::vector<float> got = ref;
+  got[1] = 0.04f;  // within 3.0 / 64
+  CHECK(compare_outputs(f32_bytes(got), f32_bytes(ref), DType::kF32) != "");
+  const auto bf16_of = [](const std::vector<float>& values) {
+    std::vector<unsigned char> bytes(values.size() * 2);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      unsigned bits;
+      std::memcpy(&bits, &values[i], 4);
+      const unsigned short top = static_cast<unsigned short>(bits >> 16);  // truncation suffices here
+      std::memcpy(&bytes[2 * i], &top, 2);
+    }
+    return bytes;
+  };
+  CHECK(compare_outputs(bf16_of(got), bf16_of(ref), DType::kBF16) != "");
+  CHECK(compare_output_rows(bf16_of(got), bf16_of(ref), DType::kBF16, 4) == "");
+  got[1] = 0.001f;
+  got[5] = 0.04f;  // the second row's largest is 0.25: 0.04 is past 0.25 / 64
+  CHECK(compare_output_rows(bf16_of(got), bf16_of(ref), DType::kBF16, 4).find("element 5 ") != std::string::npos);
 }
 
 TEST_CASE("the device-side output check compiles for every output type, sm_80 and sm_90") {

@@ -79,7 +79,7 @@ std::string AttentionScratch::check(CUstream stream) const {
   KJIT_CU(cuStreamSynchronize, stream);
   std::vector<unsigned char> got;
   o_.download_output(0, got);
-  return compare_outputs(got, reference_, problem_.dtype);
+  return compare_output_rows(got, reference_, problem_.dtype, static_cast<std::size_t>(problem_.dv));
 }
 
 }  // namespace kjit
