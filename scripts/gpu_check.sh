@@ -178,8 +178,10 @@ fi
 if wants profile; then
   step "Nsight Compute over chosen kernels (ncu)"
   # PROFILE_CALLS: entries separated by ';', each "REGEX @ ARGS": the first launch whose demangled
-  # name matches REGEX within `kjit tune --full --op ARGS` (which times the pick first). The
-  # default profiles the pick of every attention case of bench/compare_attention.py.
+  # name matches REGEX within `kjit tune --full --op ARGS`. The tuner runs its reference config
+  # first, so a bare "attention_tile" is narrowed to the pick's own warps, problems and stages
+  # (`kjit compile`). The default profiles the pick of every attention case of
+  # bench/compare_attention.py.
   default_profile=$(python3 bench/compare_attention.py --tune-calls --quick | tr ';' '\n' |
     sed 's/^ */attention_tile @ /' | tr '\n' ';')
   cache=$(mktemp -d)
@@ -190,6 +192,12 @@ if wants profile; then
     read -r regex <<<"${entry%%@*}"  # trimmed, and never globbed
     read -r args <<<"${entry#*@}"
     [ -n "$args" ] || continue
+    if [ "$regex" = attention_tile ]; then
+      # shellcheck disable=SC2086
+      read -r warps problems stages <<<"$("$BUILD/cli/kjit" compile --op $args 2>/dev/null |
+        sed -n 's/^config: *attention warps=\([0-9]*\) problems=\([0-9]*\) stages=\([0-9]*\).*/\1 \2 \3/p')"
+      [ -n "${stages:-}" ] && regex="attention_tile<.*\\(int\\)$warps, \\(int\\)$problems, \\(int\\)$stages>"
+    fi
     echo "--- $regex in kjit tune --op $args" | tee -a "$OUT/profile.log"
     # shellcheck disable=SC2086
     timeout 300 ncu --clock-control none --kernel-name-base demangled -k "regex:$regex" -c 1 $sections \
