@@ -49,9 +49,9 @@ inline bool misaligned_rows(const RowwiseProblem& p) { return p.max_pack < wides
 
 /// Rows off the alignment that block_online reads twice are peeled (KernelConfig::peel) where
 /// their inputs are 16-bit and their own pack moves under 8 bytes. On the H100 (shape sweep, one
-/// seed), 30 such calls of pack 1 ran 5-33 points of copy faster peeled at the widest pack, none
-/// slower; fp32 rows ran 2-15 points slower peeled (pack 4 over clusters of 8, against pack 1 or
-/// 2), and 80 bf16 rows of pack 4 ran 15 points slower at pack 8.
+/// seed), 30 of 33 such calls of pack 1 ran 3-32 points of copy faster peeled at the widest pack,
+/// the others within a point; fp32 rows ran up to 15 points slower peeled, and 80 bf16 rows of
+/// pack 4 ran 15 points slower at pack 8.
 inline bool peels_online(const RowwiseProblem& p) {
   return misaligned_rows(p) && size_of(p.in_dtype) == 2 && p.max_pack * size_of(p.in_dtype) < 8;
 }
