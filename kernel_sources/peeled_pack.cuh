@@ -90,8 +90,12 @@ __device__ __noinline__ void store_pack_part_call(T* row, int col, int cols, Pac
 /// grid: one vector store where it is inside the row, else element by element.
 template <typename T, int N>
 __device__ __forceinline__ void store_peeled_bits(T* row, int col, int cols, const PackBits<T, N>& bits) {
-  if (whole_vector(col, N, cols)) *reinterpret_cast<PackOf<T, N>*>(row + col) = bits.pack;
-  else store_pack_part<T, N>(row, col, cols, bits, 0, N);
+  if (whole_vector(col, N, cols)) {
+    if constexpr (PackBits<T, N>::kBytes >= 4) store_word_bits<T, N>(row + col, bits.words);
+    else *reinterpret_cast<PackOf<T, N>*>(row + col) = bits.pack;
+  } else {
+    store_pack_part<T, N>(row, col, cols, bits, 0, N);
+  }
 }
 
 /// The words of the N values starting `shift` (0..N-1) values into own ++ next, each the words

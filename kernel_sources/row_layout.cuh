@@ -43,11 +43,15 @@ KJIT_HOST_DEVICE constexpr bool holds_input_words(int in_bytes, int pack, int gr
   return in_bytes == 2 && pack % 2 == 0 && group_threads > 32;
 }
 
-/// Whether a peeled share of `registers` held registers stores realigned where the output's lead
-/// differs from the input's (row_regs.cuh): the shifts' temporaries (a pack's words, the next
-/// lane's and the window) spilled beside a share of half the most or more under the 64 registers
-/// a thread of two 512-thread blocks has, so those store element by element.
-KJIT_HOST_DEVICE constexpr bool realigns_share(long long registers) { return registers < kMaxHeldRegisters / 2; }
+/// Whether a peeled share of `registers` held registers (16-bit values held as `words`) stores
+/// realigned where the output's lead differs from the input's (row_regs.cuh): the shifts'
+/// temporaries (a pack's words, the next lane's and the window) spilled beside a share of half the
+/// most or more under the 64 registers a thread of two 512-thread blocks has, and, with the
+/// window stored as one vector, beside 16-bit words of 28 (bf16 50257 at 1024 threads); those store
+/// element by element.
+KJIT_HOST_DEVICE constexpr bool realigns_share(long long registers, bool words) {
+  return registers < (words ? kMaxHeldRegisters * 7 / 16 : kMaxHeldRegisters / 2);
+}
 
 /// Registers a thread spends holding `values`: two 16-bit values a register as words.
 KJIT_HOST_DEVICE constexpr long long held_registers(bool words, long long values) {

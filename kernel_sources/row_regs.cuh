@@ -149,8 +149,8 @@ __device__ __forceinline__ void row_regs(const RowParams params) {
     if (!live) continue;
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
     if constexpr (Io::peel) {
-      store_peeled_share<Cols, Pack, Group, realigns_share(Shape::kRegisters)>(held, out, lane, lead, first,
-                                                                               finished, factor);
+      constexpr bool kRealign = realigns_share(Shape::kRegisters, Shape::kWords);
+      store_peeled_share<Cols, Pack, Group, kRealign>(held, out, lane, lead, first, finished, factor);
     } else {
 #pragma unroll
       for (int p = 0; p < kPacks; ++p)
