@@ -21,7 +21,8 @@ out and named under the header):
   compare_topk.json      bench/compare_topk.py --json
   compare_attention.json bench/compare_attention.py --json (scripts/gpu_check.sh's attention step;
                          its table and targets appear only where this file is present)
-  sweep.json             bench/sweep_shapes.py --json (drawn shapes and real model widths)
+  sweep.json             bench/sweep_shapes.py --json (drawn shapes and real model widths; an
+                         optional "note" says where the rows of a merged sweep came from)
 """
 import argparse
 import glob
@@ -489,7 +490,9 @@ def sweep_section(header, source, data):
              "contiguous, aligned buffers. "
              f"Seed {data.get('seed')}, {data.get('count')} shapes{stop}; copy bandwidth in "
              f"this process: {data.get('copy_gbps', 0):.0f} GB/s." +
-             since(header, source, data.get("date")), ""] + sweep_lines(data))
+             since(header, source, data.get("date")) +
+             # A sweep merged from runs (same seed) says which rows came from where.
+             (" " + data["note"] if data.get("note") else ""), ""] + sweep_lines(data))
 
 
 def host_section(header, source, host):
