@@ -62,10 +62,10 @@ struct KernelConfig {
   /// kBlockSplit only: packs of a thread's share staged in shared memory (the rest are held in
   /// registers); 0 elsewhere, or "choose for me".
   int staged = 0;
-  /// kWarp, kBlockRegs, kBlockSplit, kBlockOnline only: each row (or cluster slice) is laid over its
-  /// own grid of vectors from its
-  /// address at run time, whole vectors moved as one aligned access and the head and tail element
-  /// by element, so that `pack` is not bound by the alignment of the pointers and strides.
+  /// kWarp, kBlockRegs, kBlockSplit, kBlockOnline only: each row (or cluster slice) is laid over
+  /// its own grid of vectors from its address at run time, whole vectors moved as one aligned
+  /// access and the head and tail element by element, so that `pack` is not bound by the
+  /// alignment of the pointers and strides.
   bool peel = false;
 
   bool operator==(const KernelConfig& other) const noexcept;

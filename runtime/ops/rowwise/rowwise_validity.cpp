@@ -24,7 +24,8 @@ std::string why_not_threads(const KernelConfig& c) {
   if (c.cluster_grid != ClusterGrid::kResident && !takes_cluster_grid(c.algorithm))
     return "cluster_grid per_row applies to the cluster and cluster_smem algorithms only";
   if (c.staged != 0 && c.algorithm != Algorithm::kBlockSplit) return "staged applies to block_split only";
-  if (c.peel && !takes_peel(c.algorithm)) return "peel applies to warp, block_regs, block_split and block_online only";
+  if (c.peel && !takes_peel(c.algorithm))
+    return "peel applies to warp, block_regs, block_split and block_online only";
   return {};
 }
 
