@@ -75,8 +75,9 @@ KernelConfig ring(int pack, int threads, int group, int cluster) {
   return {Algorithm::kRing, pack, threads, group, cluster};
 }
 KernelConfig forced(Algorithm algorithm, int cluster = 0) { return {algorithm, 0, 0, 0, cluster}; }
-KernelConfig peeled(Algorithm algorithm) {
+KernelConfig peeled(Algorithm algorithm, int cluster = 0) {
   KernelConfig config{algorithm};
+  config.cluster = cluster;
   config.peel = true;
   return config;
 }
@@ -152,8 +153,11 @@ const std::vector<Case>& cases() {
        RowCase{RowOp::kLogSoftmax, DType::kBF16, 64, 4097, forced(Algorithm::kBlockRegs)}, {}},
       {"warp-peeled", "a warp a row, each dense row of an odd width on its own vector grid",
        RowCase{RowOp::kSoftmax, DType::kBF16, 256, 49, peeled(Algorithm::kWarp)}, {}},
-      {"block-regs-peeled", "rows on their own grids, the output's shift apart: element stores",
+      {"block-regs-peeled", "rows on their own grids, the output's shift apart: realigned stores",
        RowCase{RowOp::kLogSoftmax, DType::kBF16, 64, 4097, peeled(Algorithm::kBlockRegs), 4099, 4105, 1, 3}, {}},
+      {"block-online-peeled", "slices of a cluster on their own grids, odd strides apart: realigned stores",
+       RowCase{RowOp::kSoftmax, DType::kBF16, 24, 20001, peeled(Algorithm::kBlockOnline, 4), 20003, 20009, 1, 3},
+       {}},
       {"block-split-peeled", "staged packs of odd-width rows: whole vectors copied asynchronously",
        RowCase{RowOp::kSoftmax, DType::kF32, 64, 32001, peeled(Algorithm::kBlockSplit)}, {}},
       {"flat-tile-f16", "dense rows as spans in 16-byte units, the last tile partial, its end peeled",
