@@ -51,6 +51,25 @@ __device__ __forceinline__ void load_online_batch(const In* in, int base, int pa
   }
 }
 
+/// The second pass's walk over a thread's packs of a slice: visit(p, raw) for each pack p the
+/// slice has, a batch of Count loaded at a time (load_online_batch). WholeWarp: every lane of a
+/// warp takes each batch while any lane of it has a pack, so that all are there for shuffles.
+template <bool Peel, int Pack, int Threads, int Count, bool WholeWarp, typename In, typename Visit>
+__device__ __forceinline__ void each_output_pack(const In* in, int packs, int lead, int cols, L2Policy policy,
+                                                 Visit&& visit) {
+  const int lane = WholeWarp ? static_cast<int>(threadIdx.x % 32) : 0;
+  for (int base = threadIdx.x; base - lane < packs; base += Threads * Count) {
+    WordPack<In, Pack> raw[Count];
+    load_online_batch<Peel, Pack, Threads>(in, base, packs, lead, cols, from_float<In>(0.0f), policy, raw);
+#pragma unroll
+    for (int b = 0; b < Count; ++b) {
+      const int p = base + b * Threads;
+      if (p - lane >= packs) break;  // WholeWarp: the same for the whole warp
+      visit(p, raw[b]);
+    }
+  }
+}
+
 template <int Op, typename Io, int Cols, int Pack, int Threads, int Cluster>
 __global__ void __launch_bounds__(Threads)
 block_online(const RowParams params) {
@@ -86,26 +105,19 @@ block_online(const RowParams params) {
   // The second pass: values from the batch's inputs, stored on the output's grid where it is
   // the input's.
   auto write = [&](const In* in, Out* out, int packs, int lead, float first, float finished, L2Policy policy) {
-    for (int base = threadIdx.x; base < packs; base += Threads * kBatch) {
-      WordPack<In, Pack> raw[kBatch];
-      load_online_batch<Io::peel, Pack, Threads>(in, base, packs, lead, slice_cols, from_float<In>(0.0f), policy,
-                                                  raw);
+    each_output_pack<Io::peel, Pack, Threads, kBatch, false>(
+        in, packs, lead, slice_cols, policy, [&](int p, const WordPack<In, Pack>& raw) {
+          float v[Pack];
 #pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const int p = base + b * Threads;
-        if (p >= packs) break;
-        float v[Pack];
-#pragma unroll
-        for (int i = 0; i < Pack; ++i) v[i] = Math::apply(raw[b].at(i), first, finished);
-        if constexpr (Io::peel) store_peeled_pack_with_policy<Out, Pack>(out, p * Pack - lead, slice_cols, v, policy);
-        else store_pack_with_policy<Out, Pack>(out, p * Pack, slice_cols, v, policy);
-      }
-    }
+          for (int i = 0; i < Pack; ++i) v[i] = Math::apply(raw.at(i), first, finished);
+          if constexpr (Io::peel) store_peeled_pack_with_policy<Out, Pack>(out, p * Pack - lead, slice_cols, v, policy);
+          else store_pack_with_policy<Out, Pack>(out, p * Pack, slice_cols, v, policy);
+        });
   };
   // The same where a peeled row's output starts elsewhere on the grid: each lane stores the
   // output vector that starts realign_shift into its own, completed by the next vector's values:
-  // the next lane's (a shuffle; the whole warp takes each batch, so that every lane is there), or,
-  // for the warp's last lane, read again (from L1 or L2).
+  // the next lane's (a shuffle; the whole warp takes each batch), or, for the warp's last lane,
+  // read again (from L1 or L2).
   auto write_realigned = [&](const In* in, Out* out, int packs, int lead, int shift, float first, float finished,
                              L2Policy policy) {
     if constexpr (kRealigns) {
@@ -117,25 +129,18 @@ block_online(const RowParams params) {
         for (int i = 0; i < Pack; ++i) v[i] = Math::apply(raw.at(i), first, finished);
         pack_words<Out, Pack>(v, words);
       };
-      for (int base = threadIdx.x; base - lane < packs; base += Threads * kRealignBatch) {
-        WordPack<In, Pack> raw[kRealignBatch];
-        load_online_batch<Io::peel, Pack, Threads>(in, base, packs, lead, slice_cols, from_float<In>(0.0f), policy,
-                                                    raw);
+      each_output_pack<Io::peel, Pack, Threads, kRealignBatch, true>(
+          in, packs, lead, slice_cols, policy, [&](int p, const WordPack<In, Pack>& raw) {
+            PackBits<Out, Pack> own;
+            outputs(raw, own.words);
+            unsigned next[kWords];
 #pragma unroll
-        for (int b = 0; b < kRealignBatch; ++b) {
-          const int p = base + b * Threads;
-          if (p - lane >= packs) break;  // the same for the whole warp
-          PackBits<Out, Pack> own;
-          outputs(raw[b], own.words);
-          unsigned next[kWords];
-#pragma unroll
-          for (int w = 0; w < kWords; ++w) next[w] = __shfl_down_sync(~0u, own.words[w], 1);
-          if (lane == 31 && p + 1 < packs)
-            outputs(load_peeled_words_with_policy<In, Pack>(in, (p + 1) * Pack - lead, slice_cols, In{}, policy),
-                    next);
-          store_window<Out, Pack>(out, p * Pack - lead, slice_cols, own, next, shift, p == 0);
-        }
-      }
+            for (int w = 0; w < kWords; ++w) next[w] = __shfl_down_sync(~0u, own.words[w], 1);
+            if (lane == 31 && p + 1 < packs)
+              outputs(load_peeled_words_with_policy<In, Pack>(in, (p + 1) * Pack - lead, slice_cols, In{}, policy),
+                      next);
+            store_window<Out, Pack>(out, p * Pack - lead, slice_cols, own, next, shift, p == 0);
+          });
     }
   };
   const L2Policy normal = l2_normal_policy(), stream = l2_stream_policy();
