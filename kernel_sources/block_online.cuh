@@ -93,8 +93,8 @@ block_online(const RowParams params) {
   constexpr int kPackBytes = Pack * static_cast<int>(sizeof(In));
   constexpr int kBatch = kBatchBytes / kPackBytes > 0 ? kBatchBytes / kPackBytes : 1;
   // Realigned stores take registers of their own: where a thread has 64 (1024 threads), the
-  // second pass, whose reads come from L2, takes half batches (reduce_scale still spills 24-40
-  // bytes there).
+  // second pass, whose reads come from L2, takes half batches (reduce_scale still spills 36-40
+  // bytes, some softmax widths 16).
   constexpr int kRealignBatch = Threads > 512 && kBatch > 1 ? kBatch / 2 : kBatch;
   __shared__ RowSlots slots;  // by row parity: one cluster barrier a row
 
