@@ -4,7 +4,7 @@
 promised properties (sizes and widths in range, odd and prime widths, every layout, either side
 misaligned alone and both, every op and dtype pair, the memory cap kept), the same ones each time;
 its summary sorts results into the target classes and targets; results_report.py renders a sweep
-only when there is one. Needs no torch. Exits non-zero naming each failed check."""
+only when there is one, with a merged sweep's note. Needs no torch. Exits non-zero naming each failed check."""
 import json
 import pathlib
 import subprocess
@@ -158,6 +158,11 @@ def check_report():
         expect("## Shape sweep beside torch" in with_sweep and f"Seed {SEED}" in with_sweep,
                "a sweep section with sweep.json")
         expect("shape sweep: every sweep shape" in with_sweep, "the sweep's targets in the table")
+        data["note"] = "Some rows are from another run."
+        (out / "sweep.json").write_text(json.dumps(data))
+        subprocess.run([sys.executable, str(report), folder], check=True, capture_output=True)
+        expect("Some rows are from another run." in (out / "RESULTS.md").read_text(),
+               "a merged sweep's note in its section")
 
 
 def main():
