@@ -47,10 +47,14 @@ std::size_t first_mismatch(const unsigned char* got, const unsigned char* ref, D
                            std::size_t row_elements, std::size_t begin, std::size_t end) {
   const std::size_t size = size_of(out);
   const Tolerance base = tolerance_for(out);
+  std::size_t measured_row = SIZE_MAX;  // the row whose magnitude `magnitude` holds
+  float magnitude = 0.0f;
   for (std::size_t i = begin; i < end; ++i) {
     if (std::equal(got + i * size, got + (i + 1) * size, ref + i * size)) continue;  // the common case
+    const std::size_t row = row_elements == 0 ? 0 : i / row_elements;
+    if (row != measured_row) magnitude = row_magnitude(ref, out, row_elements, i), measured_row = row;
     Tolerance tol = base;
-    tol.absolute += base.relative * row_magnitude(ref, out, row_elements, i);
+    tol.absolute += base.relative * magnitude;
     if (!agree(decode_float(got + i * size, out), decode_float(ref + i * size, out), tol)) return i;
   }
   return end;

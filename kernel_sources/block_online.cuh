@@ -102,14 +102,18 @@ block_online(const RowParams params) {
   if constexpr (Cluster > 1) rank = cluster_block_rank();
   const int slice_begin = static_cast<int>(rank) * kSliceCols;
   const int slice_cols = Cols - slice_begin < kSliceCols ? Cols - slice_begin : kSliceCols;
+  // A pack's outputs from its inputs and the row's statistics.
+  auto apply_pack = [](const WordPack<In, Pack>& raw, float first, float finished, float (&v)[Pack]) {
+#pragma unroll
+    for (int i = 0; i < Pack; ++i) v[i] = Math::apply(raw.at(i), first, finished);
+  };
   // The second pass: values from the batch's inputs, stored on the output's grid where it is
   // the input's.
   auto write = [&](const In* in, Out* out, int packs, int lead, float first, float finished, L2Policy policy) {
     each_output_pack<Io::peel, Pack, Threads, kBatch, false>(
         in, packs, lead, slice_cols, policy, [&](int p, const WordPack<In, Pack>& raw) {
           float v[Pack];
-#pragma unroll
-          for (int i = 0; i < Pack; ++i) v[i] = Math::apply(raw.at(i), first, finished);
+          apply_pack(raw, first, finished, v);
           if constexpr (Io::peel) store_peeled_pack_with_policy<Out, Pack>(out, p * Pack - lead, slice_cols, v, policy);
           else store_pack_with_policy<Out, Pack>(out, p * Pack, slice_cols, v, policy);
         });
@@ -125,8 +129,7 @@ block_online(const RowParams params) {
       const int lane = threadIdx.x % 32;
       auto outputs = [&](const WordPack<In, Pack>& raw, unsigned (&words)[kWords]) {
         float v[Pack];
-#pragma unroll
-        for (int i = 0; i < Pack; ++i) v[i] = Math::apply(raw.at(i), first, finished);
+        apply_pack(raw, first, finished, v);
         pack_words<Out, Pack>(v, words);
       };
       each_output_pack<Io::peel, Pack, Threads, kRealignBatch, true>(
