@@ -192,7 +192,10 @@ def draw_shape(rng, max_bytes):
 def draw_shapes(seed, count, max_bytes=DEFAULT_MAX_GB << 30):
     """`count` shapes from `seed`: the same seed and count give the same shapes."""
     rng = random.Random(seed)
-    return [draw_shape(rng, max_bytes) for _ in range(count)]
+    shapes = [draw_shape(rng, max_bytes) for _ in range(count)]
+    for number, shape in enumerate(shapes):
+        shape["number"] = number  # what --only names, kept when a run measures only some
+    return shapes
 
 
 def new_seed():
@@ -272,9 +275,9 @@ def listing(seed, shapes, max_bytes):
              "| # | op | in->out | rows x cols | elements | class | width | in stride (layout) "
              "+ offset | out stride (layout) + offset | pack | sets | GB |",
              "|" + "---|" * 12]
-    for n, s in enumerate(shapes):
+    for s in shapes:
         lines.append(
-            f"| {n} | {s['op']} | {s['in']}->{s['out']} | {s['rows']}x{s['cols']} | "
+            f"| {s['number']} | {s['op']} | {s['in']}->{s['out']} | {s['rows']}x{s['cols']} | "
             f"{s.elements} | {s.target_class} | {s['width_kind']} | {s['in_stride']} "
             f"({s['in_layout']}) + {s['in_offset']} | {s['out_stride']} ({s['out_layout']}) + "
             f"{s['out_offset']} | {s.pack} | {s.sets} | {s.footprint_bytes / 2**30:.2f} |")

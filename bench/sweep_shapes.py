@@ -41,6 +41,18 @@ DEFAULT_COUNT = 250
 DEFAULT_BUDGET_S = 500  # with start-up and the explains after it, under 10 minutes
 
 
+def shape_numbers(text):
+    """"3,17,40-45" as a set of shape numbers."""
+    numbers = set()
+    try:
+        for part in text.split(","):
+            first, _, last = part.partition("-")
+            numbers.update(range(int(first), int(last or first) + 1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a list of numbers and ranges (e.g. 3,17,40-45)")
+    return numbers
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("lib", nargs="?", help="path to libkjit.so (not needed with --list)")
@@ -54,6 +66,8 @@ def parse_args(argv):
                                        "(bench/results_report.py reads it)")
     parser.add_argument("--out", help="write the markdown report here")
     parser.add_argument("--no-models", action="store_true", help="skip the model-width table")
+    parser.add_argument("--only", type=shape_numbers, help="measure only these of the drawn shapes, "
+                        "numbered as --list prints them (e.g. 3,17,40-45), to repeat a few of a run")
     parser.add_argument("--budget-s", type=float, default=DEFAULT_BUDGET_S,
                         help="draw no new shape after this many seconds from the start")
     parser.add_argument("--cache-dir", help="kjit's disk cache (default: a fresh one, removed at "
@@ -129,6 +143,7 @@ def header_lines(meta):
     return [f"date: {meta['date']}", f"device: {meta['device']}; copy bandwidth "
             f"{meta['copy_gbps']:.0f} GB/s (read + write); torch {meta['torch']}",
             f"seed {meta['seed']}, {meta['count']} shapes{stop}" +
+            (f" (only those numbered {', '.join(map(str, meta['only']))})" if "only" in meta else "") +
             (f"; wall time {meta['wall_s']:.0f} s" if "wall_s" in meta else ""), ""]
 
 
@@ -147,6 +162,8 @@ def measure_all(args, seed, shapes):
                 "max_gb": args.max_gb, "budget_s": args.budget_s, "measured": 0,
                 "stopped_early": False, "kjit_tune": os.environ.get("KJIT_TUNE", ""),
                 "cache": "given" if args.cache_dir else "fresh"}
+        if args.only is not None:
+            meta["only"] = sorted(args.only)
         print("\n".join(header_lines(meta)), flush=True)
         cases, models = [], []
         fixed = [] if args.no_models else model_shapes()
@@ -176,6 +193,8 @@ def main(argv=None):
     print(f"seed {seed}", flush=True)
     max_bytes = int(args.max_gb * (1 << 30))
     shapes = draw_shapes(seed, args.count, max_bytes)
+    if args.only is not None:
+        shapes = [shape for n, shape in enumerate(shapes) if n in args.only]
     if args.list:
         print("\n".join(listing(seed, shapes, max_bytes)[1:]))
         return 0

@@ -44,6 +44,17 @@ def check_listing():
                             "--count", "3"], capture_output=True, text=True, timeout=120)
     expect(again.returncode == 0 and again.stdout.startswith("seed "),
            "--list without --seed draws a seed and prints it first")
+    only = subprocess.run([sys.executable, str(ROOT / "bench" / "sweep_shapes.py"), "--list",
+                           "--seed", str(SEED), "--count", str(COUNT), "--only", "1,3-4"],
+                          capture_output=True, text=True, timeout=120)
+    kept = [line for line in only.stdout.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    expect(only.returncode == 0 and [row.split(" | ")[0] for row in kept] == ["| 1", "| 3", "| 4"],
+           f"--only 1,3-4 keeps those shapes under their own numbers (got {kept})")
+    expect(all(f"| {shapes[n]['rows']}x{shapes[n]['cols']} |" in row for n, row in zip((1, 3, 4), kept)),
+           "--only keeps the shapes the seed drew under those numbers")
+    bad = subprocess.run([sys.executable, str(ROOT / "bench" / "sweep_shapes.py"), "--list", "--only", "2-x"],
+                         capture_output=True, text=True, timeout=120)
+    expect(bad.returncode != 0 and "--only" in bad.stderr, "a bad --only is refused, naming the option")
 
 
 def check_ranges(shapes):
