@@ -66,23 +66,34 @@ namespace {
 
 /// The pick for rows at `max_pack`: dense rows off the alignment under 128 columns are flat tiles
 /// (test_flat_tile.cpp); other dense rows off it are peeled where a block holds them, or a warp
-/// under kPeelWarpMaxCols; 16-bit rows off it that block_online reads twice are peeled too
-/// (peels_online); the rest keep the pack they allow.
+/// under kPeelWarpMaxCols; padded and offset rows off it that a block holds only peeled, with a
+/// share that stores realigned, are peeled in block_regs rather than read twice or staged in
+/// shared memory; 16-bit rows off it that block_online reads twice are peeled too (peels_online);
+/// the rest keep the pack they allow.
 void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   const KernelConfig pick = choose_rowwise_config(p, d);
-  const bool misaligned_dense = p.dense && p.max_pack < widest;
+  const bool misaligned = p.max_pack < widest;
+  const bool misaligned_dense = p.dense && misaligned;
   const bool warp_row = fit_peeled(p, Algorithm::kWarp).has_value();
-  const bool block_row = !warp_row && fit_peeled(p, Algorithm::kBlockRegs).has_value();
+  const std::optional<KernelConfig> peeled_regs = fit_peeled(p, Algorithm::kBlockRegs);
+  const bool block_row = !warp_row && peeled_regs.has_value();
   const bool tiled = misaligned_dense && p.cols < rowwise::kFlatTilePickMaxCols;
   const bool peels = misaligned_dense && ((warp_row && p.cols < rowwise::kPeelWarpMaxCols) || block_row);
   const bool online = pick.algorithm == Algorithm::kBlockOnline && rowwise::peels_online(p);
-  CHECK(pick.peel == ((peels && !tiled) || online));
+  const bool wide_peelable = !p.dense && misaligned && peeled_regs && rowwise::share_realigns(p, *peeled_regs);
+  const bool wide = wide_peelable && pick.algorithm == Algorithm::kBlockRegs && pick.peel;
+  CHECK(pick.peel == ((peels && !tiled) || online || wide));
+  if (wide_peelable) {
+    CHECK(pick.algorithm != Algorithm::kBlockOnline);
+    CHECK(pick.algorithm != Algorithm::kClusterSmem);
+    CHECK(pick.algorithm != Algorithm::kBlockSmem);
+  }
   if (tiled) {
     CHECK(pick.algorithm == Algorithm::kFlatTile);
   } else if (peels) {
     CHECK(pick.algorithm == (warp_row ? Algorithm::kWarp : Algorithm::kBlockRegs));
     CHECK(pick.pack == widest);
-  } else if (online) {
+  } else if (online || wide) {
     CHECK(pick.pack == widest);
   } else {
     CHECK(pick.pack <= p.max_pack);
@@ -110,8 +121,8 @@ int check_candidates(const RowwiseProblem& p, const DeviceProps& d, int widest) 
 
 }  // namespace
 
-TEST_CASE("misaligned rows get peeled candidates; the pick peels dense block rows, warp rows under 128 columns "
-          "and rows read twice") {
+TEST_CASE("misaligned rows get peeled candidates; the pick peels dense block rows, warp rows under 128 columns, "
+          "padded rows a block holds only peeled, and rows read twice") {
   const std::int64_t shapes[][2] = {{65536, 49}, {100000, 99}, {16384, 1001}, {4096, 4095}, {4096, 50257}};
   int peeled = 0;
   for (const DeviceProps& d : {nominal_device(80), nominal_device(90)})

@@ -194,6 +194,12 @@ RowwiseProblem peeled_span(const RowwiseProblem& p, int pack) {
   return span;
 }
 
+bool share_realigns(const RowwiseProblem& p, const KernelConfig& c) {
+  const RowwiseProblem span = peeled_span(p, c.pack);
+  return realigns_share(held_registers_for(span, span.cols, c.pack, c.group),
+                        holds_input_words(size_of(p.in_dtype), c.pack, c.group));
+}
+
 std::optional<KernelConfig> fit_peeled(const RowwiseProblem& p, Algorithm algorithm) {
   const int pack = widest_pack(p);
   const RowwiseProblem span = peeled_span(p, pack);

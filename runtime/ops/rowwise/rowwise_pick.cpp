@@ -67,6 +67,20 @@ std::optional<KernelConfig> peeled_pick(const RowwiseProblem& p) {
   return fit_peeled(p, Algorithm::kBlockRegs);
 }
 
+/// Padded and offset rows off the alignment that a block holds only peeled (at their own pack its
+/// threads' shares pass the register target, so the pick would read them twice in block_online):
+/// a block's registers at the widest pack, where its share stores realigned (share_realigns). On
+/// the H100, over one seed of the shape sweep, all 7 such rows (18617-41425 columns, 16-bit or
+/// fp32 out) ran 12-35 points of copy faster than in block_online. Rows that block_regs holds at
+/// their own pack keep it: peeled, 16 of 21 such rows (1193-14591 columns) ran up to 57 points
+/// slower, 16-bit ones the most, the cause not yet found.
+std::optional<KernelConfig> peeled_wide_rows(const RowwiseProblem& p) {
+  if (p.dense || !misaligned_rows(p)) return std::nullopt;
+  const std::optional<KernelConfig> regs = fit_peeled(p, Algorithm::kBlockRegs);
+  if (!regs || !share_realigns(p, *regs)) return std::nullopt;
+  return regs;
+}
+
 /// Dense narrow rows off the alignment as flat tiles (kFlatTilePickMaxCols); aligned rows keep
 /// whole vectors in the warp kernel (on the H100, 49152 x 64 fp32 ran at 0.73x torch as tiles).
 std::optional<KernelConfig> flat_tile_pick(const RowwiseProblem& p) {
@@ -123,6 +137,7 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
   if (KernelConfig regs = fit_block(Algorithm::kBlockRegs, p, pack);
       fits_registers(p, regs, p.cols, kTargetHeldRegisters) && !(clusters && half_input(p) && regs.threads == 1024))
     return regs;
+  if (const std::optional<KernelConfig> peeled = peeled_wide_rows(p)) return *peeled;
   if (clusters) {
     KernelConfig wide = wide_row_config(p, d, pack);
     if (why_not_rowwise(p, d, wide).empty()) return wide;
