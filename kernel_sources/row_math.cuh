@@ -66,7 +66,7 @@ struct RowMath<kOpReduceScale> {
   __device__ __forceinline__ static float first_term(float x) { return fabsf(x); }
   /// A row of zeros scales to zeros, not 0/0.
   __device__ __forceinline__ static float apply(float x, float absmax, float) {
-    return absmax == 0.0f ? 0.0f : __fdiv_rn(x, absmax);
+    return absmax == 0.0f ? 0.0f : divide_by_shared(x, absmax);
   }
 };
 

@@ -62,6 +62,8 @@ float value_at(RowKind kind, std::uint64_t& state, std::int64_t col, std::int64_
     case RowKind::kAllNegInf: return -kInf;
     case RowKind::kZeros: return 0.0f;
     case RowKind::kOffset: return 1000.0f + 30.0f * normal(state);
+    case RowKind::kTiny: return 1e-39f * normal(state);
+    case RowKind::kHuge: return 3e37f * normal(state);
   }
   return 0.0f;
 }
@@ -69,7 +71,7 @@ float value_at(RowKind kind, std::uint64_t& state, std::int64_t col, std::int64_
 }  // namespace
 
 RowKind row_kind(std::int64_t row, std::int64_t cols) {
-  return static_cast<RowKind>((row + cols) % 8);
+  return static_cast<RowKind>((row + cols) % kRowKinds);
 }
 
 const char* to_string(RowKind kind) {
@@ -82,6 +84,8 @@ const char* to_string(RowKind kind) {
     case RowKind::kAllNegInf: return "all -inf";
     case RowKind::kZeros: return "all zeros";
     case RowKind::kOffset: return "1000+normal*30";
+    case RowKind::kTiny: return "normal*1e-39";
+    case RowKind::kHuge: return "normal*3e37";
   }
   return "?";
 }

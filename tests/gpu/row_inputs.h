@@ -12,7 +12,7 @@
 namespace kjit::test {
 
 /// What a row holds. Ordinary rows alternate with rows of special values, so every batch of
-/// eight or more rows meets each of them.
+/// ten or more rows meets each of them.
 enum class RowKind : int {
   kNormal = 0,      ///< N(0, 1)
   kWide = 1,        ///< N(0, 1) * 30: far tails, exp underflow
@@ -22,7 +22,10 @@ enum class RowKind : int {
   kAllNegInf = 5,   ///< only -inf: a NaN row (softmax), inf/inf (reduce_scale)
   kZeros = 6,       ///< only zeros: uniform softmax, zeros from reduce_scale
   kOffset = 7,      ///< 1000 + N(0, 1) * 30: the max must be subtracted before exp
+  kTiny = 8,        ///< N(0, 1) * 1e-39: fp32 and bf16 subnormals, a subnormal max|x| (f16: zeros)
+  kHuge = 9,        ///< N(0, 1) * 3e37: max|x| near the top of the range (f16: +-inf)
 };
+inline constexpr int kRowKinds = 10;
 
 /// The kind of row `row` in a batch of `cols` columns (the width shifts the pattern, so that
 /// single-row batches of different widths meet different kinds).
