@@ -355,7 +355,8 @@ TEST_CASE("explain reports the kernel the automatic path uses") {
   CAPTURE(report.name_expression);
   CAPTURE(report.config.to_string());
   const RowwiseProblem problem{RowOp::kLogSoftmax, args.in_dtype, args.out_dtype,
-                               bucket_rows(rows_bucket(args.rows)), args.cols, max_pack_for(args)};
+                               bucket_rows(rows_bucket(args.rows)), args.cols, max_pack_for(args),
+                               dense_rows(args)};
   CHECK(report.config == choose_rowwise_config(problem, device));
   CHECK(report.arch == "sm_" + std::to_string(device.arch));
   CHECK(report.cubin_bytes > 0);
