@@ -46,8 +46,9 @@ __device__ __forceinline__ void load_share(Held& held, const typename Held::Inpu
 }
 
 /// Values held as floats. Softmax replaces each by exp(x - own max) in own_sum, so the output
-/// takes a multiply (see RowMath::own_sum and own_factor).
-template <int Op, typename In, int Packs, int Pack, bool Words>
+/// takes a multiply (see RowMath::own_sum and own_factor). SharedDivisor: reduce_scale divides
+/// through the row's reciprocal (RowMath::apply_shared).
+template <int Op, typename In, int Packs, int Pack, bool Words, bool SharedDivisor = false>
 struct HeldRow {
   typedef RowMath<Op> Math;
   typedef In Input;
@@ -85,7 +86,7 @@ struct HeldRow {
   __device__ __forceinline__ void outputs(int p, float first, float finished, float factor,
                                           float (&o)[Pack]) const {
 #pragma unroll
-    for (int i = 0; i < Pack; ++i) o[i] = held_output<Op>(v[p][i], first, finished, factor);
+    for (int i = 0; i < Pack; ++i) o[i] = held_output<Op, SharedDivisor>(v[p][i], first, finished, factor);
   }
   /// Writes pack p at column `col` of a row of `cols` (first, finished, factor: as `outputs`).
   template <typename Out>
@@ -158,8 +159,8 @@ struct WordWidening<f16> {
 };
 
 /// Values held as the loaded 32-bit words of 16-bit inputs; every pass widens them again.
-template <int Op, typename In, int Packs, int Pack>
-struct HeldRow<Op, In, Packs, Pack, true> {
+template <int Op, typename In, int Packs, int Pack, bool SharedDivisor>
+struct HeldRow<Op, In, Packs, Pack, true, SharedDivisor> {
   typedef RowMath<Op> Math;
   typedef In Input;
   static constexpr int kPacks = Packs, kPackSize = Pack;
@@ -204,7 +205,7 @@ struct HeldRow<Op, In, Packs, Pack, true> {
   }
   __device__ __forceinline__ void outputs(int p, float first, float finished, float, float (&o)[Pack]) const {
 #pragma unroll
-    for (int i = 0; i < Pack; ++i) o[i] = Math::apply(packs[p].at(i), first, finished);
+    for (int i = 0; i < Pack; ++i) o[i] = row_output<Op, SharedDivisor>(packs[p].at(i), first, finished);
   }
   template <typename Out>
   __device__ __forceinline__ void store(int p, Out* row, int col, int cols, float first, float finished,

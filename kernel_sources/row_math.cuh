@@ -66,6 +66,13 @@ struct RowMath<kOpReduceScale> {
   __device__ __forceinline__ static float first_term(float x) { return fabsf(x); }
   /// A row of zeros scales to zeros, not 0/0.
   __device__ __forceinline__ static float apply(float x, float absmax, float) {
+    return absmax == 0.0f ? 0.0f : __fdiv_rn(x, absmax);
+  }
+  /// apply through the row's reciprocal (divide_by_shared), for kernels whose outputs of a row
+  /// follow each other in one unrolled run, where the compiler computes the reciprocal once a run;
+  /// where it was computed again for each value or each guarded pack (the warp kernel's short
+  /// rows, flat tiles, the cluster kernels, block_online's fp32 rows) the division ran faster.
+  __device__ __forceinline__ static float apply_shared(float x, float absmax) {
     return absmax == 0.0f ? 0.0f : divide_by_shared(x, absmax);
   }
 };
@@ -208,12 +215,20 @@ __device__ __forceinline__ OnlineStats cluster_merge(OnlineStats s, RowSlots& sl
   return warp_merge<32>(mine);
 }
 
+/// The output for one value of a row: RowMath's apply, or reduce_scale's apply_shared where
+/// SharedDivisor.
+template <int Op, bool SharedDivisor>
+__device__ __forceinline__ float row_output(float x, float first, float finished) {
+  if constexpr (Op == kOpReduceScale && SharedDivisor) return RowMath<Op>::apply_shared(x, first);
+  else return RowMath<Op>::apply(x, first, finished);
+}
+
 /// The output for one value of a row held in registers: `v` holds exp(x - own max) for softmax
 /// (see own_sum; `factor` from own_factor), x for the other ops.
-template <int Op>
+template <int Op, bool SharedDivisor = false>
 __device__ __forceinline__ float held_output(float v, float first, float finished, float factor) {
   if constexpr (Op == kOpSoftmax) return RowMath<Op>::apply_exp(v, factor);
-  else return RowMath<Op>::apply(v, first, finished);
+  else return row_output<Op, SharedDivisor>(v, first, finished);
 }
 
 }  // namespace kjit

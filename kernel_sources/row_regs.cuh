@@ -124,7 +124,8 @@ __device__ __forceinline__ void row_regs(const RowParams params) {
     const long long row = block_row + threadIdx.x / Group;
     const bool live = row < params.rows;
     const In* in = static_cast<const In*>(params.in) + (live ? row : 0) * params.in_stride;
-    HeldRow<Op, In, kPacks, Pack, Shape::kWords> held;
+    // The block's row divides through its reciprocal (measured faster there, RowMath::apply_shared).
+    HeldRow<Op, In, kPacks, Pack, Shape::kWords, Group == Threads> held;
     const int lead = load_row_share<Io::peel, Pack, Group>(held, in, lane, live ? Cols : 0);
     float first = held.own_first();
     float finished = 0.0f, factor = 0.0f;

@@ -408,7 +408,7 @@ TEST_CASE("reduce_scale rounds each fp32 quotient as a division, over every rang
   in.upload(input);
   Runtime rt;
   const RowwiseArgs args{in.pointer(), cols, out.pointer(), cols, rows, cols, DType::kF32, DType::kF32};
-  for (Algorithm algorithm : {Algorithm::kAuto, Algorithm::kBlockOnline, Algorithm::kWarp}) {
+  for (Algorithm algorithm : {Algorithm::kAuto, Algorithm::kBlockRegs, Algorithm::kBlockOnline, Algorithm::kWarp}) {
     CAPTURE(to_string(algorithm));
     out.fill(kPoisonByte);
     if (algorithm == Algorithm::kAuto) rt.reduce_scale(args, static_cast<float*>(scale.pointer()));
