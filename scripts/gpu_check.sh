@@ -14,8 +14,9 @@
 # sanitize, compute-sanitizer over every kernel family: scripts/sanitize_gpu.sh)
 # picks steps, so a run can be split over calls with a time limit; the build folder is reused.
 # TESTS_REGEX narrows the tests step to the matching ctest names; TOPK_CELLS narrows the top-K
-# comparison; SWEEP_ARGS goes to sweep_shapes.py (e.g. "--seed 123" repeats a sweep, "--count
-# 300 --budget-s 1200" draws more; the default takes about 5-6 minutes, under 9 by its budget);
+# comparison; SWEEP_ARGS goes to sweep_shapes.py (e.g. "--seed 123" repeats a sweep, "--seed 123
+# --only 4,17-20" repeats some of its shapes, "--count 300 --budget-s 1200" draws more; the default
+# takes about 5-6 minutes, under 9 by its budget);
 # ATTENTION_CASES="NAME[:f16|bf16],..." narrows the attention comparison (names:
 # compare_attention.py --list), ATTENTION_ARGS passes it more options (--no-compile, --paths,
 # --merge: keep the runs an earlier call left in $OUT that this one does not redo, to split the
