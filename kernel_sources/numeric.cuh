@@ -71,7 +71,8 @@ __device__ __forceinline__ float largest_float() { return __int_as_float(0x7f7ff
 /// |x| <= divisor): the divisor's correctly rounded reciprocal scales x and one fma corrects the
 /// quotient (Markstein), four instructions a value where a division takes about thirteen with its
 /// own reciprocal, range check and slow path. What depends on the divisor alone is the same
-/// expression in every call, so the compiler computes it once. Both operands are first scaled by
+/// expression in every call, which the compiler computes once for calls that follow each other
+/// unguarded (RowMath::apply_shared says where that holds). Both operands are first scaled by
 /// the power of two that brings the divisor into [1, 2) (exact), which keeps the reciprocal and the
 /// residual normal: quotients of 2^-100 or more come out exactly as the division's, smaller ones
 /// within one unit in the last place. An infinite divisor gives 0 (x finite) or NaN (x infinite), a

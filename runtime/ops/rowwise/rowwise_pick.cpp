@@ -72,8 +72,8 @@ std::optional<KernelConfig> peeled_pick(const RowwiseProblem& p) {
 /// a block's registers at the widest pack, where its share stores realigned (share_realigns). On
 /// the H100, over one seed of the shape sweep, all 7 such rows (18617-41425 columns, 16-bit or
 /// fp32 out) ran 12-35 points of copy faster than in block_online. Rows that block_regs holds at
-/// their own pack keep it: peeled, 16 of 21 such rows (1193-14591 columns) ran up to 57 points
-/// slower, 16-bit ones the most, the cause not yet found.
+/// their own pack keep it: peeled, 27 of 30 such rows (1061-14731 columns) ran slower, by up to 57
+/// points, issue-bound on the peel's work a row (docs/experiments/narrow-and-misaligned-rows.md).
 std::optional<KernelConfig> peeled_wide_rows(const RowwiseProblem& p) {
   if (p.dense || !misaligned_rows(p)) return std::nullopt;
   const std::optional<KernelConfig> regs = fit_peeled(p, Algorithm::kBlockRegs);
