@@ -60,6 +60,12 @@ const Rule kRules[] = {
      "16-bit rows too wide for the ring -> block_online",
      90, bf16, bf16, 1024, 32000, 1, block_online, ""},
 
+    // Padded and offset rows off the alignment (not dense): peeled only where a block holds them only peeled.
+    {"padded bf16 rows a block holds at their own pack keep it unpeeled -> block_regs", 90, bf16, bf16, 65536,
+     2060, 2, block_regs, "pack=2"},
+    {"padded bf16 rows of 18617 into fp32 that a block holds only peeled -> block_regs peeled, not block_online", 90,
+     bf16, f32, 1024, 18617, 1, block_regs, "pack=4 threads=512 group=512 cluster=1 peel"},
+
     // block_split: rows of 32 KB or more, every thread slot of an SM resident.
     {"many 16-bit rows of 32 KB or more that block_split holds filling an SM -> block_split", 90, bf16, bf16, 1024,
      32000, 0, block_split, ""},
