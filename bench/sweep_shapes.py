@@ -194,7 +194,7 @@ def main(argv=None):
     max_bytes = int(args.max_gb * (1 << 30))
     shapes = draw_shapes(seed, args.count, max_bytes)
     if args.only is not None:
-        shapes = [shape for n, shape in enumerate(shapes) if n in args.only]
+        shapes = [shape for shape in shapes if shape["number"] in args.only]
     if args.list:
         print("\n".join(listing(seed, shapes, max_bytes)[1:]))
         return 0
