@@ -80,7 +80,13 @@ void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   const bool tiled = misaligned_dense && p.cols < rowwise::kFlatTilePickMaxCols;
   const bool peels = misaligned_dense && ((warp_row && p.cols < rowwise::kPeelWarpMaxCols) || block_row);
   const bool online = pick.algorithm == Algorithm::kBlockOnline && rowwise::peels_online(p);
-  const bool wide_peelable = !p.dense && misaligned && peeled_regs && rowwise::share_realigns(p, *peeled_regs);
+  // Some block of up to 1024 threads holds the peeled row with a share that stores realigned.
+  bool realigning_block = false;
+  for (KernelConfig c = peeled_regs.value_or(KernelConfig{}); peeled_regs && c.threads <= 1024; c.threads *= 2) {
+    c.group = c.threads;
+    realigning_block = realigning_block || rowwise::share_realigns(p, c);
+  }
+  const bool wide_peelable = !p.dense && misaligned && realigning_block;
   const bool wide = wide_peelable && pick.algorithm == Algorithm::kBlockRegs && pick.peel;
   CHECK(pick.peel == ((peels && !tiled) || online || wide));
   if (wide_peelable) {

@@ -56,9 +56,9 @@ const Rule kRules[] = {
     {"the same on sm_80 -> block_regs", 80, bf16, bf16, 8192, 4096, 0, block_regs, ""},
     {"sm_80 has no clusters: a block of 1024 holds 16-bit rows of 32000 at pack 1 -> block_regs", 80, bf16, bf16,
      1024, 32000, 1, block_regs, "threads=1024"},
-    {"sm_90: 16-bit rows that need all 1024 threads go to the wide-row kernels (no block_split at 2-byte packs), "
-     "16-bit rows too wide for the ring -> block_online",
-     90, bf16, bf16, 1024, 32000, 1, block_online, ""},
+    {"sm_90: padded 16-bit rows off the alignment that need all 1024 threads at pack 1 (no block_split at 2-byte "
+     "packs) are held peeled by 1024 threads, whose shares store realigned -> block_regs",
+     90, bf16, bf16, 1024, 32000, 1, block_regs, "threads=1024 group=1024 cluster=1 peel"},
 
     // Padded and offset rows off the alignment (not dense): peeled only where a block holds them only peeled.
     {"padded bf16 rows a block holds at their own pack keep it unpeeled -> block_regs", 90, bf16, bf16, 65536,

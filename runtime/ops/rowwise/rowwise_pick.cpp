@@ -76,7 +76,12 @@ std::optional<KernelConfig> peeled_pick(const RowwiseProblem& p) {
 /// points, issue-bound on the peel's work a row (docs/experiments/narrow-and-misaligned-rows.md).
 std::optional<KernelConfig> peeled_wide_rows(const RowwiseProblem& p) {
   if (p.dense || !misaligned_rows(p)) return std::nullopt;
-  const std::optional<KernelConfig> regs = fit_peeled(p, Algorithm::kBlockRegs);
+  std::optional<KernelConfig> regs = fit_peeled(p, Algorithm::kBlockRegs);
+  // More threads shrink each share under the limit its realigned stores need.
+  while (regs && !share_realigns(p, *regs) && regs->threads < 1024) {
+    regs->threads *= 2;
+    regs->group = regs->threads;
+  }
   if (!regs || !share_realigns(p, *regs)) return std::nullopt;
   return regs;
 }
