@@ -149,20 +149,24 @@ void add_split_candidates(const RowwiseProblem& p, const DeviceProps& d, std::ve
     if (added < 2 && split_fit(p, d, c).blocks_per_sm >= 2) out.push_back(c), ++added;
 }
 
-/// Rows read twice, the second time from L2: a block per row and, with no more rows than SMs,
-/// clusters of 2 and 8 (online_for: peeled where peels_online; clusters of 4 never won). Rows
+/// Rows read twice, the second time from L2: a block per row and, where the pick takes more
+/// (online_cluster), clusters of the pick's blocks a row and of twice that (half as many ran 7-20%
+/// slower wherever measured: kOnlineMaxSliceCols), whose slices keep kOnlineMinSliceBytes (online_for:
+/// peeled where peels_online; the block's threads follow the slice, kOnlineColsPerThread). Rows
 /// off the alignment that the pick does not peel have a peeled block a row too.
 void add_online_candidates(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
   if (row_bytes(p) < kOnlineMinRowBytes) return;
   out.push_back(online_for(p, 1));
   if (misaligned_rows(p) && !peels_online(p)) {
-    KernelConfig peeled = online_config(widest_pack(p), 1);
+    KernelConfig peeled = online_config(p, widest_pack(p), 1);
     peeled.peel = true;
     out.push_back(peeled);
   }
-  if (!has_clusters(d) || p.rows > d.sm_count) return;
-  for (int cluster : {2, 8})
-    if (row_bytes(p) / cluster >= kOnlineMinSliceBytes) out.push_back(online_for(p, cluster));
+  if (!has_clusters(d)) return;
+  const int picked = online_cluster(p, d);
+  for (int cluster : {picked, picked * 2})
+    if (picked > 1 && cluster <= kMaxClusterBlocks && row_bytes(p) / cluster >= kOnlineMinSliceBytes)
+      out.push_back(online_for(p, cluster));
 }
 
 }  // namespace

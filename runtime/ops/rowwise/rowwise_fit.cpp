@@ -176,14 +176,23 @@ bool ring_within(const RowwiseProblem& p, const DeviceProps& d, const KernelConf
   return why_not_rowwise(p, d, ring).empty() && ring_shape(p, ring).chunks <= max_chunks;
 }
 
-KernelConfig online_config(int pack, int cluster) {
-  const int threads = cluster <= 2 ? 1024 : 256;
+KernelConfig online_config(const RowwiseProblem& p, int pack, int cluster) {
+  const std::int64_t slice_cols = ceil_div(p.cols, cluster);
+  int threads = 256;
+  while (threads < 1024 && threads * kOnlineColsPerThread < slice_cols) threads *= 2;
   return {Algorithm::kBlockOnline, pack, threads, threads, cluster};
 }
 
+int online_cluster(const RowwiseProblem& p, const DeviceProps& d) {
+  int cluster = 1;
+  while (cluster < kMaxClusterBlocks && (ceil_div(p.cols, cluster) > kOnlineMaxSliceCols || p.rows * cluster < d.sm_count))
+    cluster *= 2;
+  return cluster;
+}
+
 KernelConfig online_for(const RowwiseProblem& p, int cluster) {
-  if (!peels_online(p)) return online_config(p.max_pack, cluster);
-  KernelConfig online = online_config(widest_pack(p), cluster);
+  if (!peels_online(p)) return online_config(p, p.max_pack, cluster);
+  KernelConfig online = online_config(p, widest_pack(p), cluster);
   online.peel = true;
   return online;
 }

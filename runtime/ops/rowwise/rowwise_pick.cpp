@@ -35,9 +35,10 @@ std::optional<KernelConfig> few_rows_ring(const RowwiseProblem& p, const DeviceP
 /// Rows too wide for one block's registers, on sm_90:
 ///  - where the ring runs ahead (ring_ahead), the ring;
 ///  - fewer 16-bit rows: the ring's two consumer groups over slices of one chunk where their
-///    blocks fill half the SMs, else two passes (the second read from L2) over enough blocks a
-///    row to fill half the SMs;
-///  - more fp32 rows, up to twice the SMs: two passes over clusters of 8;
+///    blocks fill half the SMs;
+///  - other 16-bit rows, and fp32 rows up to twice the SMs: two passes (the second read from L2)
+///    over slices of at most kOnlineMaxSliceCols, enough blocks a row for a block an SM
+///    (online_cluster);
 ///  - more fp32 rows still: slices of up to 64 KB in shared memory over a cluster of 512-thread
 ///    blocks, a cluster a row.
 KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int pack) {
@@ -46,11 +47,9 @@ KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int 
   if (half_input(p)) {
     const KernelConfig two_groups = two_group_ring(p);
     if (ring_within(p, d, two_groups, 1) && fills_half_the_sms(p, d, two_groups.cluster)) return two_groups;
-    int cluster = 1;
-    while (cluster < kMaxClusterBlocks && !fills_half_the_sms(p, d, cluster)) cluster *= 2;
-    return online_for(p, cluster);
+    return online_for(p, online_cluster(p, d));
   }
-  if (!many_rows(p, d)) return online_for(p, 8);
+  if (!many_rows(p, d)) return online_for(p, online_cluster(p, d));
   const int cluster = std::max(2, smallest_cluster(row_bytes(p), kTargetSliceBytes));
   return {Algorithm::kClusterSmem, pack, 512, 512, cluster, ClusterGrid::kPerRow};
 }
