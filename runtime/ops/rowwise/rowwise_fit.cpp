@@ -177,9 +177,7 @@ bool ring_within(const RowwiseProblem& p, const DeviceProps& d, const KernelConf
 }
 
 KernelConfig online_config(const RowwiseProblem& p, int pack, int cluster) {
-  const std::int64_t slice_cols = ceil_div(p.cols, cluster);
-  int threads = 256;
-  while (threads < 1024 && threads * kOnlineColsPerThread < slice_cols) threads *= 2;
+  const int threads = ceil_div(p.cols, cluster) >= kOnlineFullBlockSliceCols ? 1024 : 256;
   return {Algorithm::kBlockOnline, pack, threads, threads, cluster};
 }
 

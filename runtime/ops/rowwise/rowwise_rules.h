@@ -22,16 +22,18 @@ constexpr std::int64_t kClusterMinCols = 4096;
 /// cluster with a slice of at least kOnlineMinSliceBytes.
 constexpr std::int64_t kOnlineMinRowBytes = 32 * 1024;
 constexpr std::int64_t kOnlineMinSliceBytes = 16 * 1024;
-/// block_online's slices: the pick's hold at most kOnlineMaxSliceCols, and a block takes a thread
-/// for each kOnlineColsPerThread of its slice (256 to 1024). On the H100, over 1-16 blocks a row
-/// at 256, 512 and 1024 threads (seven shapes, 53 KB to 3.2 MB rows, 16-bit and fp32): at 1024
-/// threads the fewest blocks whose slices hold 128K columns ran fastest at every shape, and half
-/// as many blocks 7-20% slower. At those block counts the thread count this gives ran fastest at
-/// every shape, where 256 threads for clusters of 4 or more (the earlier rule) ran 10-20% slower;
-/// over all 34 (shape, block count) cells it ran fastest or within 2.5% at 30, and 5-15% behind at
-/// 4 block counts the pick does not take.
+/// block_online's slices: the pick's hold at most kOnlineMaxSliceCols; a block takes 1024 threads
+/// for slices of kOnlineFullBlockSliceCols or more, else 256. On the H100, over 1-16 blocks a row
+/// at 256, 512 and 1024 threads (seven shapes, 53 KB to 3.2 MB rows, 16-bit and fp32):
+///  - at 1024 threads the fewest blocks whose slices hold 128K columns ran fastest at every shape,
+///    and half as many blocks 7-20% slower;
+///  - 1024 threads (about 64 registers, two blocks an SM) ran ahead of 256 from slices of about
+///    32K columns on (256 for every cluster of 4 or more, the earlier rule, ran 10-20% slower at
+///    the block counts picked), and behind it below;
+///  - 512 threads take about 72 registers, so one block an SM: 7-19% slower than 1024 over fp32
+///    rows at 1 and 2 blocks a row, 12 points of copy at bf16 -> fp32 488 x 55793.
 constexpr std::int64_t kOnlineMaxSliceCols = 128 * 1024;
-constexpr std::int64_t kOnlineColsPerThread = 128;
+constexpr std::int64_t kOnlineFullBlockSliceCols = 32 * 1024;
 /// block_split is a candidate from this many bytes a row on (a warp or a small block holds
 /// narrower rows in registers anyway), and the pick from kSplitPickRowBytes on (narrower rows
 /// run level with a block of registers).
