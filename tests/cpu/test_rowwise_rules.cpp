@@ -105,7 +105,7 @@ const Rule kRules[] = {
     {"mixed element sizes cannot write outputs over inputs: no ring -> cluster", 90, bf16, f32, 32, 262144, 0,
      cluster, ""},
     {"few fp32 rows too wide for a cluster's registers and for the ring's 16 slices of two chunks -> block_online "
-     "over enough blocks for every SM, 1024 threads each for slices of 64K",
+     "over enough blocks for half the SMs, 1024 threads each for slices of 64K",
      90, f32, f32, 1, 1 << 20, 0, block_online, "threads=1024 group=1024 cluster=16"},
     {"a 16-bit row of 2^30 columns -> block_online over enough blocks to fill half the SMs", 90, bf16, bf16, 1,
      std::int64_t{1} << 30, 0, block_online, "cluster=16"},
@@ -122,8 +122,8 @@ const Rule kRules[] = {
      f32, f32, 64, 1 << 20, 0, block_online, "threads=1024 group=1024 cluster=8"},
     {"more than 2 x SMs fp32 rows too wide for 16 slices of shared memory -> block_online", 90, f32, f32, 512,
      1 << 20, 0, block_online, ""},
-    {"rows that 8 blocks hold in slices of at most 128K columns but that leave SMs without one take more blocks "
-     "-> block_online",
+    {"rows that 8 blocks hold in slices of at most 128K columns but that leave half the SMs without one take more "
+     "blocks -> block_online",
      90, f32, bf16, 8, 1 << 20, 0, block_online, "threads=1024 group=1024 cluster=16"},
     {"more than 2 x SMs 16-bit rows too wide for block_split -> ring, one group", 90, bf16, bf16, 512, 131072, 0,
      ring, "threads=512 group=512"},
@@ -140,8 +140,8 @@ const Rule kRules[] = {
      90, bf16, bf16, 64, 524288, 0, block_online, "threads=1024 group=1024 cluster=4"},
     {"a column more than 4 slices of 128K hold -> block_online over 8 slices of 64K + 1, 1024 threads", 90, bf16,
      bf16, 64, 131072 * 4 + 1, 0, block_online, "threads=1024 group=1024 cluster=8"},
-    {"few fp32 rows of 400000 columns take 16 blocks for the SMs, 256 threads for slices under 32K -> block_online",
-     90, f32, bf16, 8, 400000, 0, block_online, "threads=256 group=256 cluster=16"},
+    {"few fp32 rows of 400000 columns take 16 blocks for half the SMs, 256 threads for slices under 32K "
+     "-> block_online", 90, f32, bf16, 8, 400000, 0, block_online, "threads=256 group=256 cluster=16"},
 
     // sm_80: no clusters, no bulk copies.
     {"sm_80: rows too wide for registers that fit a block's shared memory -> block_smem", 80, f32, f32, 1024, 40000,

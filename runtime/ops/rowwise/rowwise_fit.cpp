@@ -183,7 +183,8 @@ KernelConfig online_config(const RowwiseProblem& p, int pack, int cluster) {
 
 int online_cluster(const RowwiseProblem& p, const DeviceProps& d) {
   int cluster = 1;
-  while (cluster < kMaxClusterBlocks && (ceil_div(p.cols, cluster) > kOnlineMaxSliceCols || p.rows * cluster < d.sm_count))
+  while (cluster < kMaxClusterBlocks &&
+         (ceil_div(p.cols, cluster) > kOnlineMaxSliceCols || !fills_half_the_sms(p, d, cluster)))
     cluster *= 2;
   return cluster;
 }

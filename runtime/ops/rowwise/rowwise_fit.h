@@ -113,7 +113,7 @@ bool ring_within(const RowwiseProblem& p, const DeviceProps& d, const KernelConf
 /// or more, else 256.
 KernelConfig online_config(const RowwiseProblem& p, int pack, int cluster);
 /// block_online's blocks per row: the fewest whose slices hold at most kOnlineMaxSliceCols and
-/// whose rows' blocks number at least the SMs.
+/// whose rows' blocks fill at least half the SMs.
 int online_cluster(const RowwiseProblem& p, const DeviceProps& d);
 /// online_config for a problem: its rows' pack, or, where peels_online, peeled
 /// (KernelConfig::peel) at the widest pack, every whole vector one access.

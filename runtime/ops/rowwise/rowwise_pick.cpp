@@ -37,7 +37,7 @@ std::optional<KernelConfig> few_rows_ring(const RowwiseProblem& p, const DeviceP
 ///  - fewer 16-bit rows: the ring's two consumer groups over slices of one chunk where their
 ///    blocks fill half the SMs;
 ///  - other 16-bit rows, and fp32 rows up to twice the SMs: two passes (the second read from L2)
-///    over slices of at most kOnlineMaxSliceCols, enough blocks a row for a block an SM
+///    over slices of at most kOnlineMaxSliceCols, enough blocks a row to fill half the SMs
 ///    (online_cluster);
 ///  - more fp32 rows still: slices of up to 64 KB in shared memory over a cluster of 512-thread
 ///    blocks, a cluster a row.

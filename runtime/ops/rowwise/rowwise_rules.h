@@ -27,6 +27,9 @@ constexpr std::int64_t kOnlineMinSliceBytes = 16 * 1024;
 /// at 256, 512 and 1024 threads (seven shapes, 53 KB to 3.2 MB rows, 16-bit and fp32):
 ///  - at 1024 threads the fewest blocks whose slices hold 128K columns ran fastest at every shape,
 ///    and half as many blocks 7-20% slower;
+///  - fewer rows take more blocks until they fill half the SMs (fills_half_the_sms): at the 7 sweep
+///    shapes (9-81 rows) where filling all the SMs took twice the blocks, half ran 4-18 points of
+///    copy faster at 6 and 2 points slower at 1;
 ///  - 1024 threads (about 64 registers, two blocks an SM) ran ahead of 256 from slices of about
 ///    32K columns on (256 for every cluster of 4 or more, the earlier rule, ran 10-20% slower at
 ///    the block counts picked), and behind it below;
