@@ -151,9 +151,9 @@ void add_split_candidates(const RowwiseProblem& p, const DeviceProps& d, std::ve
 
 /// Rows read twice, the second time from L2: a block per row and, where the pick takes more
 /// (online_cluster), clusters of the pick's blocks a row and of twice that (half as many ran 7-20%
-/// slower wherever measured: kOnlineMaxSliceCols), whose slices keep kOnlineMinSliceBytes (online_for:
-/// peeled where peels_online; the block's threads follow the slice, online_config). Rows
-/// off the alignment that the pick does not peel have a peeled block a row too.
+/// slower wherever measured: kOnlineMaxSliceCols) whose slices keep kOnlineMinSliceBytes;
+/// online_for peels where peels_online, and the block's threads follow the slice (online_config).
+/// Rows off the alignment that the pick does not peel have a peeled block a row too.
 void add_online_candidates(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
   if (row_bytes(p) < kOnlineMinRowBytes) return;
   out.push_back(online_for(p, 1));

@@ -72,9 +72,9 @@ std::optional<KernelConfig> peeled_pick(const RowwiseProblem& p) {
 /// realigned (share_realigns). On the H100, over one seed of the shape sweep, all 7 such rows
 /// (18617-41425 columns, 16-bit or fp32 out) ran 12-35 points of copy faster than in
 /// block_online; 18 padded 16-bit rows of 24999-30001 columns that only 1024 threads realign ran
-/// 10-23 points faster. Rows that block_regs holds at
-/// their own pack keep it: peeled, 27 of 30 such rows (1061-14731 columns) ran slower, by up to 57
-/// points, issue-bound on the peel's work a row (docs/experiments/narrow-and-misaligned-rows.md).
+/// 10-23 points faster. Rows that block_regs holds at their own pack keep it: peeled, 27 of 30 such
+/// rows (1061-14731 columns) ran slower, by up to 57 points, issue-bound on the peel's work a row
+/// (docs/experiments/narrow-and-misaligned-rows.md).
 std::optional<KernelConfig> peeled_wide_rows(const RowwiseProblem& p) {
   if (p.dense || !misaligned_rows(p)) return std::nullopt;
   std::optional<KernelConfig> regs = fit_peeled(p, Algorithm::kBlockRegs);
