@@ -30,12 +30,12 @@ constexpr std::int64_t kOnlineMinSliceBytes = 16 * 1024;
 ///  - fewer rows take more blocks until they fill half the SMs (fills_half_the_sms): at the 7 sweep
 ///    shapes (9-81 rows) where filling all the SMs took twice the blocks, half ran 4-18 points of
 ///    copy faster at 6 and 2 points slower at 1;
-///  - 1024 threads (about 64 registers, two blocks an SM) ran ahead of 256 from slices of about
+///  - 1024 threads (about 64 registers: one block an SM) ran ahead of 256 from slices of about
 ///    32K columns on (256 for every cluster of 4 or more, the earlier rule, ran 10-20% slower at
 ///    the block counts picked), and behind it below;
-///  - 512 threads take about 72 registers, so one block an SM: up to 19% slower than 1024 over fp32
-///    rows at 1 and 2 blocks a row, 12 points of copy at bf16 -> fp32 488 x 55793
-///    (docs/experiments/wide-row-kernels.md).
+///  - 512 threads take about 72 registers, so one block an SM, half the threads of 1024 (256 take
+///    105, two blocks an SM): up to 19% slower than 1024 over fp32 rows at 1 and 2 blocks a row,
+///    12 points of copy at bf16 -> fp32 488 x 55793 (docs/experiments/wide-row-kernels.md).
 constexpr std::int64_t kOnlineMaxSliceCols = 128 * 1024;
 constexpr std::int64_t kOnlineFullBlockSliceCols = 32 * 1024;
 /// block_split is a candidate from this many bytes a row on (a warp or a small block holds
