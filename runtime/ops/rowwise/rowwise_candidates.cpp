@@ -162,10 +162,10 @@ void add_online_candidates(const RowwiseProblem& p, const DeviceProps& d, std::v
     peeled.peel = true;
     out.push_back(peeled);
   }
-  if (!has_clusters(d)) return;
-  const int picked = online_cluster(p, d);
+  const int picked = has_clusters(d) ? online_cluster(p, d) : 1;
+  if (picked == 1) return;
   for (int cluster : {picked, picked * 2})
-    if (picked > 1 && cluster <= kMaxClusterBlocks && row_bytes(p) / cluster >= kOnlineMinSliceBytes)
+    if (cluster <= kMaxClusterBlocks && row_bytes(p) / cluster >= kOnlineMinSliceBytes)
       out.push_back(online_for(p, cluster));
 }
 

@@ -177,7 +177,8 @@ bool ring_within(const RowwiseProblem& p, const DeviceProps& d, const KernelConf
 }
 
 KernelConfig online_config(const RowwiseProblem& p, int pack, int cluster) {
-  const int threads = ceil_div(p.cols, cluster) >= kOnlineFullBlockSliceCols ? 1024 : 256;
+  // The slice as the kernel cuts it: starting on pack boundaries.
+  const int threads = pack_slice_cols(p.cols, pack, cluster) >= kOnlineFullBlockSliceCols ? 1024 : 256;
   return {Algorithm::kBlockOnline, pack, threads, threads, cluster};
 }
 
