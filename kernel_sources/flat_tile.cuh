@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The flat_tile algorithm, for dense rows (row stride == width on both sides): a block's Rows
+// The flat_tile algorithm, for dense rows (row stride == width on both sides) and, Gapped, rows
+// whose gaps (stride - width) hold at most kFlatTileMaxGapBytes on each side: a block's Rows
 // consecutive rows are one contiguous span, read into shared memory in 16-byte units whatever the
-// width, split there into rows, a group of Group lanes a row, and written back as a span of the
-// output type. Narrow rows of an odd width keep 16-byte accesses and every lane busy, where a
-// row-by-row kernel falls back to scalar accesses. Geometry: flat_tile_layout.cuh.
+// width (gaps included), split there into rows, a group of Group lanes a row, and written back as
+// a span of the output type (its gaps left alone). Narrow rows of an odd width or stride keep
+// 16-byte loads and every lane busy, where a row-by-row kernel falls back to scalar accesses.
+// Geometry: flat_tile_layout.cuh.
 #pragma once
 
 #include "flat_tile_layout.cuh"
@@ -42,8 +44,9 @@ __device__ __forceinline__ void load_span(const FlatSpan& span, const T* global,
   }
 }
 
-/// The way back: writes the span from the shared buffer laid out as load_span's.
-template <typename T, int UnitsPerThread, int Threads>
+/// The way back: writes the span from the shared buffer laid out as load_span's. Gapped, a unit
+/// that holds part of a gap is written element by element, its rows' elements only.
+template <typename T, int UnitsPerThread, int Threads, bool Gapped>
 __device__ __forceinline__ void store_span(const FlatSpan& span, T* global, const unsigned char* shared) {
   constexpr int kSize = static_cast<int>(sizeof(T));
   unsigned char* const aligned = reinterpret_cast<unsigned char*>(global) - span.shift;
@@ -52,9 +55,17 @@ __device__ __forceinline__ void store_span(const FlatSpan& span, T* global, cons
   for (int j = 0; j < UnitsPerThread; ++j) {
     const int unit = static_cast<int>(threadIdx.x) + j * Threads;
     if (unit >= span.units) continue;
-    if (flat_unit_whole(span, unit, kSize)) {
+    if (flat_unit_whole(span, unit, kSize) && (!Gapped || flat_unit_gap_free(span, unit, kSize))) {
       *reinterpret_cast<uint4*>(aligned + unit * kFlatTileUnitBytes) =
           *reinterpret_cast<const uint4*>(shared + unit * kFlatTileUnitBytes);
+    } else if constexpr (Gapped) {
+      const int first = flat_unit_first(span, unit, kSize);
+      int col = first % span.pitch;  // one division a unit; the rest walk along
+#pragma unroll 1
+      for (int e = first; e < flat_unit_end(span, unit, kSize); ++e) {
+        if (col < span.cols) global[e] = elements[e];
+        col = col + 1 == span.pitch ? 0 : col + 1;
+      }
     } else {
       for (int e = flat_unit_first(span, unit, kSize); e < flat_unit_end(span, unit, kSize); ++e)
         global[e] = elements[e];
@@ -107,7 +118,7 @@ __device__ __forceinline__ float tile_row(const In* x, Out* y, int lane, bool li
   return first;
 }
 
-template <int Op, typename Io, int Cols, int Threads, int Group, int Rows>
+template <int Op, typename Io, int Cols, int Threads, int Group, int Rows, int Gapped>
 __global__ void __launch_bounds__(Threads) flat_tile(const RowParams params) {
   typedef typename Io::in In;
   typedef typename Io::out Out;
@@ -117,13 +128,16 @@ __global__ void __launch_bounds__(Threads) flat_tile(const RowParams params) {
   static_assert(Threads % 32 == 0 && Threads % Group == 0, "flat_tile: whole warps of whole groups");
   static_assert(Rows > 0 && Rows % (Threads / Group) == 0, "flat_tile: every group takes a row a pass");
   static_assert(flat_tile_values(Cols, Group) <= kFlatTileMaxValues, "flat_tile: at most 16 values a lane");
+  static_assert(Gapped == 0 || Gapped == 1, "flat_tile: Gapped is 0 (dense rows) or 1");
   constexpr int kRowsPerPass = Threads / Group;
   constexpr int kPasses = Rows / kRowsPerPass;
-  constexpr long long kInBytes = flat_tile_buffer_bytes(static_cast<long long>(Rows) * Cols, sizeof(In));
-  constexpr long long kOutBytes = flat_tile_buffer_bytes(static_cast<long long>(Rows) * Cols, sizeof(Out));
+  constexpr long long kInPitch = flat_tile_pitch_bound(Cols, sizeof(In), Gapped);
+  constexpr long long kOutPitch = flat_tile_pitch_bound(Cols, sizeof(Out), Gapped);
+  constexpr long long kInBytes = flat_tile_buffer_bytes(Rows * kInPitch, sizeof(In));
+  constexpr long long kOutBytes = flat_tile_buffer_bytes(Rows * kOutPitch, sizeof(Out));
   static_assert(kInBytes + kOutBytes <= kFlatTileMaxSmemBytes, "flat_tile: the span buffers exceed 48 KB");
-  constexpr int kInUnits = flat_tile_units_per_thread(Cols, sizeof(In), Rows, Threads);
-  constexpr int kOutUnits = flat_tile_units_per_thread(Cols, sizeof(Out), Rows, Threads);
+  constexpr int kInUnits = flat_tile_units_per_thread(Cols, sizeof(In), Rows, Threads, Gapped);
+  constexpr int kOutUnits = flat_tile_units_per_thread(Cols, sizeof(Out), Rows, Threads, Gapped);
   __shared__ __align__(16) unsigned char in_tile[kInBytes];
   __shared__ __align__(16) unsigned char out_tile[kOutBytes];
 
@@ -131,12 +145,16 @@ __global__ void __launch_bounds__(Threads) flat_tile(const RowParams params) {
   const int group = static_cast<int>(threadIdx.x) / Group, lane = static_cast<int>(threadIdx.x) % Group;
   const auto in_base = reinterpret_cast<unsigned long long>(params.in);
   const auto out_base = reinterpret_cast<unsigned long long>(params.out);
+  // Gapped, the validity check has held each stride within the pitch bound the buffers take.
+  const int in_pitch = Gapped ? static_cast<int>(params.in_stride) : Cols;
+  const int out_pitch = Gapped ? static_cast<int>(params.out_stride) : Cols;
   for (long long tile = blockIdx.x; tile * Rows < params.rows; tile += gridDim.x) {
-    const FlatSpan in_span = flat_span(tile, Rows, params.rows, Cols, sizeof(In), in_base);
-    const FlatSpan out_span = flat_span(tile, Rows, params.rows, Cols, sizeof(Out), out_base);
+    const FlatSpan in_span = flat_span(tile, Rows, params.rows, Cols, in_pitch, sizeof(In), in_base);
+    const FlatSpan out_span = flat_span(tile, Rows, params.rows, Cols, out_pitch, sizeof(Out), out_base);
     load_span<In, kInUnits, Threads>(in_span, static_cast<const In*>(params.in) + in_span.first, in_tile);
     __syncthreads();
-    const int span_rows = in_span.elements / Cols;
+    const long long rows_left = params.rows - tile * Rows;
+    const int span_rows = rows_left < Rows ? static_cast<int>(rows_left) : Rows;
     const In* rows_in = reinterpret_cast<const In*>(in_tile + in_span.shift);
     Out* rows_out = reinterpret_cast<Out*>(out_tile + out_span.shift);
 #pragma unroll
@@ -144,14 +162,16 @@ __global__ void __launch_bounds__(Threads) flat_tile(const RowParams params) {
       const int row = pass * kRowsPerPass + group;
       const bool live = row < span_rows;
       // A row past the tile's end reads row 0 (always there) and stores nothing.
-      const int at = (live ? row : 0) * Cols;
-      const float first = tile_row<Op, In, Out, Cols, Group>(rows_in + at, rows_out + at, lane, live);
+      const int at = live ? row : 0;
+      const float first =
+          tile_row<Op, In, Out, Cols, Group>(rows_in + at * in_pitch, rows_out + at * out_pitch, lane, live);
       if constexpr (Op == kOpReduceScale) {
         if (params.scale_out != nullptr && live && lane == 0) params.scale_out[tile * Rows + row] = first;
       }
     }
     __syncthreads();
-    store_span<Out, kOutUnits, Threads>(out_span, static_cast<Out*>(params.out) + out_span.first, out_tile);
+    store_span<Out, kOutUnits, Threads, Gapped != 0>(out_span, static_cast<Out*>(params.out) + out_span.first,
+                                                     out_tile);
     // The next tile's loads overwrite the buffers this one's stores still read.
     __syncthreads();
   }

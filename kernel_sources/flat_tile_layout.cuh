@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// How the flat_tile kernel cuts dense rows (row stride == width, input and output alike): a
-// block's run of consecutive rows is one contiguous span of the tensor, moved between global
-// and shared memory in 16-byte units; the unit boundaries fall wherever the span's address puts
-// them, so the first and last units may hold only part of the span (peeled, element by element)
-// and no access reaches a byte outside the span. On chip, a group of lanes takes a row. The
-// kernel and the host (runtime/ops/rowwise/) size everything with these functions; plain
-// constexpr C++, no std headers.
+// How the flat_tile kernel cuts rows whose gaps (row stride - width) are narrow: a block's run of
+// consecutive rows is one contiguous span of the tensor, its rows a pitch (the stride) apart,
+// moved between global and shared memory in 16-byte units; the unit boundaries fall wherever the
+// span's address puts them, so the first and last units may hold only part of the span (peeled,
+// element by element) and no access reaches a byte outside the span. Loads take the gaps between
+// the span's rows along (they lie inside the caller's tensor); stores never write them: a unit
+// that holds a gap is written element by element, its rows' elements only. Dense rows (pitch ==
+// width) have no gaps. On chip, a group of lanes takes a row. The kernel and the host
+// (runtime/ops/rowwise/) size everything with these functions; plain constexpr C++, no std
+// headers.
 #pragma once
 
 #include "host_device.cuh"
@@ -25,18 +28,28 @@ constexpr int kFlatTileMaxPasses = 8;
 constexpr int kFlatTileUnitBytes = 16;
 /// Static shared memory of a block without opting in: the two span buffers must fit.
 constexpr int kFlatTileMaxSmemBytes = 48 * 1024;
+/// The widest gap between rows (stride - width, on each side) flat_tile takes, in bytes: one unit,
+/// so that the gaps the loads take along cost at most a unit a row.
+constexpr int kFlatTileMaxGapBytes = 16;
 
 /// Values a lane of a `group`-lane row holds: columns lane, lane + group, ...
 KJIT_HOST_DEVICE constexpr int flat_tile_values(long long cols, int group) {
   return group > 0 ? static_cast<int>((cols + group - 1) / group) : 0;
 }
 
+/// Elements from one row's start to the next's in a tile's buffer at most: the width, and where
+/// rows have gaps (`gapped`) the widest gap.
+KJIT_HOST_DEVICE constexpr long long flat_tile_pitch_bound(long long cols, int elem_bytes, bool gapped) {
+  return cols + (gapped ? kFlatTileMaxGapBytes / elem_bytes : 0);
+}
+
 /// Rows a block's tile holds: every group a row a pass, as many passes (up to
-/// kFlatTileMaxPasses) as bring the input near kFlatTileTargetBytes.
-KJIT_HOST_DEVICE constexpr int flat_tile_rows(long long cols, int in_bytes, int threads, int group) {
+/// kFlatTileMaxPasses) as bring the input, at its widest pitch, near kFlatTileTargetBytes.
+KJIT_HOST_DEVICE constexpr int flat_tile_rows(long long cols, int in_bytes, int threads, int group,
+                                              bool gapped = false) {
   if (group <= 0 || threads < group || cols <= 0) return 0;
   const long long rows_per_pass = threads / group;
-  const long long pass_bytes = rows_per_pass * cols * in_bytes;
+  const long long pass_bytes = rows_per_pass * flat_tile_pitch_bound(cols, in_bytes, gapped) * in_bytes;
   long long passes = (kFlatTileTargetBytes + pass_bytes - 1) / pass_bytes;
   if (passes > kFlatTileMaxPasses) passes = kFlatTileMaxPasses;
   return static_cast<int>(rows_per_pass * passes);
@@ -51,30 +64,33 @@ KJIT_HOST_DEVICE constexpr long long flat_tile_buffer_bytes(long long elements, 
 
 /// Static shared memory of a flat_tile block: the input and the output span buffers.
 KJIT_HOST_DEVICE constexpr long long flat_tile_smem_bytes(long long cols, int in_bytes, int out_bytes,
-                                                          int tile_rows) {
-  return flat_tile_buffer_bytes(tile_rows * cols, in_bytes) + flat_tile_buffer_bytes(tile_rows * cols, out_bytes);
+                                                          int tile_rows, bool gapped) {
+  return flat_tile_buffer_bytes(tile_rows * flat_tile_pitch_bound(cols, in_bytes, gapped), in_bytes) +
+         flat_tile_buffer_bytes(tile_rows * flat_tile_pitch_bound(cols, out_bytes, gapped), out_bytes);
 }
 
 /// One tile's span of one tensor (input or output).
 struct FlatSpan {
   long long first;  ///< its first element in the tensor
-  int elements;     ///< its elements: the tile's rows (fewer in the last tile) times cols
+  int elements;     ///< its elements: from its first row's start to its last row's end
   int shift;        ///< bytes from the unit boundary at or below its start to its start
   int units;        ///< 16-byte units it touches, from that boundary on
+  int pitch;        ///< elements from one row's start to the next's (the row stride)
+  int cols;         ///< elements of a row; pitch - cols of a gap follow each but the last
 };
 
-/// The span of tile `tile` (tiles of `tile_rows` rows over `rows` dense rows of `cols`) in a
-/// tensor of `elem_bytes` elements at `base` (its address, or just that modulo 16).
+/// The span of tile `tile` (tiles of `tile_rows` rows over `rows` rows of `cols`, `pitch` apart)
+/// in a tensor of `elem_bytes` elements at `base` (its address, or just that modulo 16).
 KJIT_HOST_DEVICE constexpr FlatSpan flat_span(long long tile, int tile_rows, long long rows, long long cols,
-                                              int elem_bytes, unsigned long long base) {
+                                              long long pitch, int elem_bytes, unsigned long long base) {
   const long long first_row = tile * tile_rows;
   const long long span_rows = rows - first_row < tile_rows ? rows - first_row : tile_rows;
-  const long long first = first_row * cols;
+  const long long first = first_row * pitch;
   const int shift = static_cast<int>((base + static_cast<unsigned long long>(first) * elem_bytes) %
                                      kFlatTileUnitBytes);
-  const int elements = static_cast<int>(span_rows * cols);
+  const int elements = static_cast<int>((span_rows - 1) * pitch + cols);
   const int units = (shift + elements * elem_bytes + kFlatTileUnitBytes - 1) / kFlatTileUnitBytes;
-  return {first, elements, shift, units};
+  return {first, elements, shift, units, static_cast<int>(pitch), static_cast<int>(cols)};
 }
 
 /// Whether unit `unit` of the span lies wholly inside it (one vector access), rather than
@@ -96,10 +112,26 @@ KJIT_HOST_DEVICE constexpr int flat_unit_end(const FlatSpan& span, int unit, int
   return end < span.elements ? end : span.elements;
 }
 
-/// Units a thread of `threads` moves at most: the span of a full tile, at its widest shift.
+/// Whether element `e` of the span belongs to a row, not to a gap between rows.
+KJIT_HOST_DEVICE constexpr bool flat_element_in_row(const FlatSpan& span, int e) {
+  return span.pitch == span.cols || e % span.pitch < span.cols;
+}
+
+/// Whether a whole unit (flat_unit_whole) holds row elements only, so that a store may write it
+/// in one access: always where rows are dense.
+KJIT_HOST_DEVICE constexpr bool flat_unit_gap_free(const FlatSpan& span, int unit, int elem_bytes) {
+  if (span.pitch == span.cols) return true;
+  const int first = (unit * kFlatTileUnitBytes - span.shift) / elem_bytes;
+  return first % span.pitch + kFlatTileUnitBytes / elem_bytes <= span.cols;
+}
+
+/// Units a thread of `threads` moves at most: the span of a full tile at the widest pitch and
+/// shift.
 KJIT_HOST_DEVICE constexpr int flat_tile_units_per_thread(long long cols, int elem_bytes, int tile_rows,
-                                                          int threads) {
-  const long long units = flat_tile_buffer_bytes(tile_rows * cols, elem_bytes) / kFlatTileUnitBytes;
+                                                          int threads, bool gapped) {
+  const long long units =
+      flat_tile_buffer_bytes(tile_rows * flat_tile_pitch_bound(cols, elem_bytes, gapped), elem_bytes) /
+      kFlatTileUnitBytes;
   return static_cast<int>((units + threads - 1) / threads);
 }
 

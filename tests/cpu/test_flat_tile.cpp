@@ -42,20 +42,26 @@ RowwiseProblem dense_problem(RowOp op, DType in, DType out, std::int64_t rows, s
   return p;
 }
 
-/// What one tensor's spans over `rows` rows do wrong, or empty: every element moved exactly once
-/// by one of the span's units, every unit within the thread's loop, every access inside the
-/// span (so inside the tensor), and the shared buffer big enough.
-std::string check_spans(std::int64_t rows, std::int64_t cols, int elem_bytes, int tile_rows, int threads,
-                        unsigned shift_elements) {
+/// What one tensor's spans over `rows` rows of `cols`, `pitch` apart, do wrong, or empty: the
+/// loads move every row element exactly once, and the gaps inside a span with them (a gap between
+/// two tiles' spans is no span's); the stores write every row element exactly once and no gap
+/// element; each access lies inside the span (so inside the tensor), every unit within the
+/// thread's loop, and the shared buffer is big enough.
+std::string check_spans(std::int64_t rows, std::int64_t cols, std::int64_t pitch, int elem_bytes, int tile_rows,
+                        int threads, unsigned shift_elements) {
+  const bool gapped = pitch != cols;
   const unsigned long long base = 4096 + static_cast<unsigned long long>(shift_elements) * elem_bytes;
-  const std::int64_t elements = rows * cols;
-  std::vector<unsigned char> moved(static_cast<std::size_t>(elements), 0);
-  const int units_per_thread = flat_tile_units_per_thread(cols, elem_bytes, tile_rows, threads);
-  const long long buffer = flat_tile_buffer_bytes(static_cast<long long>(tile_rows) * cols, elem_bytes);
+  const std::int64_t elements = (rows - 1) * pitch + cols;
+  std::vector<unsigned char> loaded(static_cast<std::size_t>(elements), 0), stored(loaded);
+  const int units_per_thread = flat_tile_units_per_thread(cols, elem_bytes, tile_rows, threads, gapped);
+  const long long buffer =
+      flat_tile_buffer_bytes(tile_rows * flat_tile_pitch_bound(cols, elem_bytes, gapped), elem_bytes);
+  const auto in_row = [&](long long at) { return at % pitch < cols; };
   for (long long tile = 0; tile * tile_rows < rows; ++tile) {
-    const FlatSpan span = flat_span(tile, tile_rows, rows, cols, elem_bytes, base);
+    const FlatSpan span = flat_span(tile, tile_rows, rows, cols, pitch, elem_bytes, base);
     const long long span_rows = std::min<long long>(tile_rows, rows - tile * tile_rows);
-    if (span.first != tile * tile_rows * cols || span.elements != span_rows * cols) return "span bounds";
+    if (span.first != tile * tile_rows * pitch || span.elements != (span_rows - 1) * pitch + cols)
+      return "span bounds";
     const unsigned long long start = base + static_cast<unsigned long long>(span.first) * elem_bytes;
     if (span.shift != static_cast<int>(start % kFlatTileUnitBytes)) return "shift";
     if (span.units > units_per_thread * threads) return "more units than the threads move";
@@ -66,8 +72,9 @@ std::string check_spans(std::int64_t rows, std::int64_t cols, int elem_bytes, in
           start - span.shift + static_cast<unsigned long long>(unit) * kFlatTileUnitBytes;
       if (unit_start % kFlatTileUnitBytes != 0) return "unit not 16-byte aligned";
       long long first = 0, end = 0;
-      if (flat_unit_whole(span, unit, elem_bytes)) {
-        // A vector access: all 16 bytes must be the span's.
+      const bool whole = flat_unit_whole(span, unit, elem_bytes);
+      if (whole) {
+        // A vector load: all 16 bytes must be the span's.
         if (unit_start < start || unit_start + kFlatTileUnitBytes > start + 1ull * span.elements * elem_bytes)
           return "a whole unit reaches outside its span";
         first = static_cast<long long>(unit_start - start) / elem_bytes;
@@ -83,15 +90,24 @@ std::string check_spans(std::int64_t rows, std::int64_t cols, int elem_bytes, in
         const unsigned long long lo = start + 1ull * first * elem_bytes, hi = start + 1ull * end * elem_bytes;
         if (lo < unit_start || hi > unit_start + kFlatTileUnitBytes) return "a peeled element outside its unit";
       }
+      // A store writes the unit in one access only where it holds row elements alone.
+      const bool vector_store = whole && flat_unit_gap_free(span, unit, elem_bytes);
       for (long long e = first; e < end; ++e) {
         const long long at = span.first + e;
         if (at < 0 || at >= elements) return "an element outside the tensor";
-        if (++moved[static_cast<std::size_t>(at)] != 1) return "element " + std::to_string(at) + " moved twice";
+        if (++loaded[static_cast<std::size_t>(at)] != 1) return "element " + std::to_string(at) + " loaded twice";
+        if (flat_element_in_row(span, static_cast<int>(e)) != in_row(at)) return "a gap taken for a row or back";
+        if (vector_store && !in_row(at)) return "a unit stored whole over a gap";
+        if ((vector_store || in_row(at)) && ++stored[static_cast<std::size_t>(at)] != 1)
+          return "element " + std::to_string(at) + " stored twice";
       }
     }
   }
-  const auto missed = std::find(moved.begin(), moved.end(), 0);
-  if (missed != moved.end()) return "element " + std::to_string(missed - moved.begin()) + " never moved";
+  for (long long at = 0; at < elements; ++at) {
+    if (!in_row(at)) continue;  // a gap between two tiles' spans is no span's
+    if (loaded[static_cast<std::size_t>(at)] == 0) return "element " + std::to_string(at) + " never loaded";
+    if (stored[static_cast<std::size_t>(at)] == 0) return "element " + std::to_string(at) + " never stored";
+  }
   return {};
 }
 
@@ -134,7 +150,7 @@ TEST_CASE("flat_tile spans cover every element once, inside the tensor, at every
           // modulo the tile, in a first and in a later tile.
           for (std::int64_t rows = 1; rows <= 2 * tile_rows + 1; ++rows)
             for (unsigned shift = 0; shift < static_cast<unsigned>(kFlatTileUnitBytes / elem_bytes); ++shift) {
-              const std::string why = check_spans(rows, cols, elem_bytes, tile_rows, threads, shift);
+              const std::string why = check_spans(rows, cols, cols, elem_bytes, tile_rows, threads, shift);
               CHECK_MESSAGE(why.empty(), "rows=" << rows << " shift=" << shift << ": " << why);
               ++checked;
             }
@@ -143,23 +159,53 @@ TEST_CASE("flat_tile spans cover every element once, inside the tensor, at every
   MESSAGE(checked << " (width, type, layout, rows, shift) cases");
 }
 
-TEST_CASE("flat_tile tiles of 16-bit and fp32 rows aim near the target bytes and fit static shared memory") {
-  const DeviceProps h100 = nominal_device(90);
-  for (std::int64_t cols : geometry_widths())
-    for (const auto& pair : kPairs) {
-      const RowwiseProblem p = dense_problem(RowOp::kSoftmax, pair[0], pair[1], 65536, cols);
-      const KernelConfig c = rowwise::fit_flat_tile(p);
-      CAPTURE(cols);
-      CAPTURE(c.to_string());
-      CHECK(why_not_rowwise(p, h100, c) == "");
-      const std::int64_t in_bytes = flat_tile_rows(p, c) * cols * size_of(pair[0]);
-      CHECK(in_bytes <= kFlatTileTargetBytes + c.threads / c.group * cols * size_of(pair[0]));
-      CHECK(flat_tile_smem_bytes(p, c) <= kFlatTileMaxSmemBytes);
-      CHECK(rowwise_launch_shape(p, c, h100.sm_count).rows_per_block == flat_tile_rows(p, c));
-    }
+TEST_CASE("flat_tile spans of rows with gaps load the gaps and store the rows only, at every gap, remainder and "
+          "shift") {
+  int checked = 0;
+  for (std::int64_t cols : {1, 2, 3, 5, 7, 8, 11, 15, 16, 17, 24, 37, 49, 68, 84, 127, 255})
+    for (int elem_bytes : {2, 4})
+      for (int gap = 1; gap <= kFlatTileMaxGapBytes / elem_bytes; ++gap) {
+        const RowwiseProblem p = dense_problem(RowOp::kSoftmax, elem_bytes == 2 ? DType::kF16 : DType::kF32,
+                                               DType::kF32, 1, cols);
+        const int threads = 128, group = rowwise::flat_tile_group(p);
+        const int tile_rows = flat_tile_rows(cols, elem_bytes, threads, group);
+        CAPTURE(cols);
+        CAPTURE(elem_bytes);
+        CAPTURE(gap);
+        CAPTURE(tile_rows);
+        for (std::int64_t rows = 1; rows <= 2 * tile_rows + 1; rows += rows < 4 ? 1 : 3)
+          for (unsigned shift = 0; shift < static_cast<unsigned>(kFlatTileUnitBytes / elem_bytes); ++shift) {
+            const std::string why = check_spans(rows, cols, cols + gap, elem_bytes, tile_rows, threads, shift);
+            CHECK_MESSAGE(why.empty(), "rows=" << rows << " shift=" << shift << ": " << why);
+            ++checked;
+          }
+      }
+  MESSAGE(checked << " (width, type, gap, rows, shift) cases");
 }
 
-TEST_CASE("flat_tile takes dense rows up to its width only") {
+TEST_CASE("flat_tile tiles of 16-bit and fp32 rows aim near the target bytes and fit static shared memory, gaps "
+          "or not") {
+  const DeviceProps h100 = nominal_device(90);
+  for (std::int64_t cols : geometry_widths())
+    for (const auto& pair : kPairs)
+      for (bool gapped : {false, true}) {
+        RowwiseProblem p = dense_problem(RowOp::kSoftmax, pair[0], pair[1], 65536, cols);
+        p.dense = !gapped;
+        p.narrow_gaps = gapped;
+        const KernelConfig c = rowwise::fit_flat_tile(p);
+        CAPTURE(cols);
+        CAPTURE(gapped);
+        CAPTURE(c.to_string());
+        CHECK(why_not_rowwise(p, h100, c) == "");
+        const std::int64_t pitch = flat_tile_pitch_bound(cols, size_of(pair[0]), gapped);
+        const std::int64_t in_bytes = flat_tile_rows(p, c) * pitch * size_of(pair[0]);
+        CHECK(in_bytes <= kFlatTileTargetBytes + c.threads / c.group * pitch * size_of(pair[0]));
+        CHECK(flat_tile_smem_bytes(p, c) <= kFlatTileMaxSmemBytes);
+        CHECK(rowwise_launch_shape(p, c, h100.sm_count).rows_per_block == flat_tile_rows(p, c));
+      }
+}
+
+TEST_CASE("flat_tile takes dense rows, and rows of narrow gaps, up to its width only") {
   const DeviceProps h100 = nominal_device(90);
   RowwiseProblem p = dense_problem(RowOp::kSoftmax, DType::kF16, DType::kF16, 65536, 49);
   const KernelConfig tile = rowwise::fit_flat_tile(p);
@@ -170,6 +216,8 @@ TEST_CASE("flat_tile takes dense rows up to its width only") {
   RowwiseProblem padded = p;
   padded.dense = false;
   CHECK(why_not_rowwise(padded, h100, tile).find("dense") != std::string::npos);
+  padded.narrow_gaps = true;  // gaps of at most 16 bytes each side
+  CHECK(why_not_rowwise(padded, h100, tile) == "");
 
   RowwiseProblem wide = dense_problem(RowOp::kSoftmax, DType::kF32, DType::kF32, 1024, kFlatTileMaxCols + 1);
   CHECK(why_not_rowwise(wide, h100, rowwise::fit_flat_tile(wide)).find("256 columns") != std::string::npos);
@@ -219,7 +267,48 @@ TEST_CASE("dense rows are those whose strides both equal cols, or one row") {
   CHECK(described.max_pack == 1);
 }
 
-TEST_CASE("dense rows off the alignment under 128 columns take flat_tile, eight values a lane; the tuner's candidates hold it to 256") {
+TEST_CASE("rows of narrow gaps are those not dense whose gaps hold at most 16 bytes, and fewer elements than a row, on "
+          "each side") {
+  RowwiseArgs args{};
+  args.rows = 5;
+  args.cols = 49;
+  args.in_dtype = DType::kF16;
+  args.out_dtype = DType::kF32;
+  args.in_row_stride = args.out_row_stride = 49;
+  CHECK_FALSE(narrow_gap_rows(args));  // dense
+  args.in_row_stride = 49 + 8;         // 16 bytes of f16
+  CHECK(narrow_gap_rows(args));
+  args.in_row_stride = 49 + 9;
+  CHECK_FALSE(narrow_gap_rows(args));
+  args.in_row_stride = 49;
+  args.out_row_stride = 49 + 4;  // 16 bytes of fp32
+  CHECK(narrow_gap_rows(args));
+  args.out_row_stride = 49 + 5;
+  CHECK_FALSE(narrow_gap_rows(args));
+  args.out_row_stride = 49 + 1;
+  args.rows = 1;
+  CHECK_FALSE(narrow_gap_rows(args));  // one row is dense
+  args.rows = 5;
+  args.cols = 4;  // a gap as wide as the row is not narrow, whatever its bytes
+  args.in_row_stride = 4 + 3;
+  args.out_row_stride = 4;
+  CHECK(narrow_gap_rows(args));
+  args.in_row_stride = 4 + 4;
+  CHECK_FALSE(narrow_gap_rows(args));
+  args.in_row_stride = 4;
+  args.out_row_stride = 4 + 4;
+  CHECK_FALSE(narrow_gap_rows(args));
+  // Each takes a dispatch entry of its own: a flat tile may not run wider gaps.
+  RowwiseProblem gaps = dense_problem(RowOp::kSoftmax, DType::kF16, DType::kF16, 4096, 49);
+  gaps.dense = false;
+  RowwiseProblem wide_gaps = gaps;
+  gaps.narrow_gaps = true;
+  CHECK_FALSE(key_of(gaps) == key_of(wide_gaps));
+  CHECK_FALSE(RowwiseKeyHash{}(key_of(gaps)) == RowwiseKeyHash{}(key_of(wide_gaps)));
+}
+
+TEST_CASE("dense rows and rows of narrow gaps off the alignment under 128 columns take flat_tile, eight values a "
+          "lane; the tuner's candidates hold it to 256") {
   int with_tiles = 0, picked = 0;
   for (int arch : {80, 90}) {
     const DeviceProps d = nominal_device(arch);
@@ -230,6 +319,8 @@ TEST_CASE("dense rows off the alignment under 128 columns take flat_tile, eight 
             const RowwiseProblem dense = dense_problem(op, pair[0], pair[1], rows, cols);
             RowwiseProblem padded = dense;
             padded.dense = false;
+            RowwiseProblem gaps = padded;
+            gaps.narrow_gaps = rows > 1;
             CAPTURE(arch);
             CAPTURE(cols);
             CAPTURE(rows);
@@ -246,6 +337,12 @@ TEST_CASE("dense rows off the alignment under 128 columns take flat_tile, eight 
               CHECK(pick == choose_rowwise_config(padded, d));
             }
             CHECK(choose_rowwise_config(padded, d).algorithm != Algorithm::kFlatTile);
+            // Rows with gaps: narrower than kFlatTileGappedPickMaxCols, and a tile for every SM.
+            const bool gapped_tile = gaps.narrow_gaps && pick.algorithm == Algorithm::kFlatTile &&
+                                     cols < rowwise::kFlatTileGappedPickMaxCols &&
+                                     (rows + flat_tile_rows(gaps, pick) - 1) / flat_tile_rows(gaps, pick) >= d.sm_count;
+            if (gaps.narrow_gaps)
+              CHECK(choose_rowwise_config(gaps, d) == (gapped_tile ? pick : choose_rowwise_config(padded, d)));
             const std::vector<KernelConfig> candidates = rowwise_candidates(dense, d);
             REQUIRE(!candidates.empty());
             CHECK(candidates.front() == pick);
@@ -260,10 +357,34 @@ TEST_CASE("dense rows off the alignment under 128 columns take flat_tile, eight 
             }
             for (const KernelConfig& c : rowwise_candidates(padded, d)) CHECK(c.algorithm != Algorithm::kFlatTile);
             for (const KernelConfig& c : candidates) CHECK(why_not_rowwise(dense, d, c) == "");
+            if (gaps.narrow_gaps && cols <= kFlatTileMaxCols) {
+              const std::vector<KernelConfig> gapped = rowwise_candidates(gaps, d);
+              CHECK(std::count_if(gapped.begin(), gapped.end(),
+                                  [](const KernelConfig& c) { return c.algorithm == Algorithm::kFlatTile; }) >= 2);
+              for (const KernelConfig& c : gapped) CHECK(why_not_rowwise(gaps, d, c) == "");
+            }
           }
   }
   CHECK(picked > 0);
   MESSAGE(with_tiles << " dense narrow problems with flat_tile candidates, " << picked << " picked");
+}
+
+TEST_CASE("rows of narrow gaps take flat_tile where narrow and many, as measured") {
+  const DeviceProps d = nominal_device(90);
+  const auto gapped = [](DType in, DType out, std::int64_t rows, std::int64_t cols) {
+    RowwiseProblem p = dense_problem(RowOp::kSoftmax, in, out, rows, cols);
+    p.dense = false;
+    p.narrow_gaps = true;
+    return p;
+  };
+  const auto tile = [&](const RowwiseProblem& p) { return choose_rowwise_config(p, d).algorithm == Algorithm::kFlatTile; };
+  // Shapes of the sweep that ran faster as tiles: bf16 2082935 x 15 (21 -> 63% of copy), f16 -> fp32 8761058 x 5.
+  CHECK(tile(gapped(DType::kBF16, DType::kBF16, 2082935, 15)));
+  CHECK(tile(gapped(DType::kF16, DType::kF32, 8761058, 5)));
+  // Slower as tiles: fp32 819214 x 76 (70 -> 60%), bf16 7298 x 24 (1.9 -> 3.8 us), fp32 1491 x 7.
+  CHECK_FALSE(tile(gapped(DType::kF32, DType::kF32, 819214, 76)));
+  CHECK_FALSE(tile(gapped(DType::kBF16, DType::kF16, 7298, 24)));
+  CHECK_FALSE(tile(gapped(DType::kF32, DType::kBF16, 1491, 7)));
 }
 
 TEST_CASE("a flat_tile config reads and writes as the others do") {
@@ -276,5 +397,13 @@ TEST_CASE("a flat_tile config reads and writes as the others do") {
   const KernelSpec spec = rowwise_kernel_spec(p, tile);
   CHECK(spec.header == "flat_tile.cuh");
   CHECK(spec.name_expression == "kjit::flat_tile<1, kjit::Io<kjit::bf16, float>, 100, 256, 16, " +
-                                    std::to_string(flat_tile_rows(p, tile)) + ">");
+                                    std::to_string(flat_tile_rows(p, tile)) + ", 0>");
+  // Rows of narrow gaps: the gapped kernel, its tile sized for the widest gap.
+  RowwiseProblem gaps = p;
+  gaps.dense = false;
+  gaps.narrow_gaps = true;
+  CHECK(flat_tile_rows(gaps, tile) == flat_tile_rows(100, 2, 256, 16, true));
+  CHECK(rowwise_kernel_spec(gaps, tile).name_expression ==
+        "kjit::flat_tile<1, kjit::Io<kjit::bf16, float>, 100, 256, 16, " + std::to_string(flat_tile_rows(gaps, tile)) +
+            ", 1>");
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The flat_tile kernel compiles under NVRTC for sm_80 and sm_90 at narrow widths, odd ones
-// included, for every op and dtype pair, at the fitted layout and at the tuner's other ones: a
+// included, for every op and dtype pair, dense rows and rows of narrow gaps, at the fitted layout
+// and at the tuner's other ones: a
 // loadable cubin whose registers fit the block, whose static shared memory is the span buffers
 // the host plans with, and that does not spill. Needs NVRTC only, no GPU.
 #include <doctest/doctest.h>
@@ -28,6 +29,8 @@ constexpr std::int64_t kRows = 65536;
 const std::int64_t kWidths[] = {1, 2, 3, 7, 49, 64, 77, 96, 100, 128, 200, 255, 256};
 // Mixed pairs convert on each side on its own; a few widths cover their spans.
 const std::int64_t kMixedWidths[] = {3, 49, 100, 256};
+// Rows of narrow gaps take the gapped kernel (element stores where a unit holds a gap).
+const std::int64_t kGappedWidths[] = {3, 49, 255};
 // The tuner's other layouts (128 threads, half the group) at the shapes.
 const std::int64_t kCandidateWidths[] = {49, 96, 100};
 const RowOp kOps[] = {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale};
@@ -48,14 +51,17 @@ RowwiseProblem dense_problem(RowOp op, DType in, DType out, std::int64_t cols) {
 
 std::string describe(const Variant& v) {
   return std::string(to_string(v.problem.op)) + " " + to_string(v.problem.in_dtype) + "->" +
-         to_string(v.problem.out_dtype) + " cols=" + std::to_string(v.problem.cols) + " " +
+         to_string(v.problem.out_dtype) + " cols=" + std::to_string(v.problem.cols) +
+         (v.problem.narrow_gaps ? " gapped " : " ") +
          v.config.to_string() + " sm_" + std::to_string(v.arch);
 }
 
 std::vector<Variant> all_variants() {
   std::vector<Variant> variants;
-  auto add = [&](int arch, RowOp op, DType in, DType out, std::int64_t cols) {
-    const RowwiseProblem p = dense_problem(op, in, out, cols);
+  auto add = [&](int arch, RowOp op, DType in, DType out, std::int64_t cols, bool gapped = false) {
+    RowwiseProblem p = dense_problem(op, in, out, cols);
+    p.dense = !gapped;
+    p.narrow_gaps = gapped;
     const DeviceProps d = nominal_device(arch);
     const KernelConfig c = complete_rowwise_config(p, d, KernelConfig{Algorithm::kFlatTile});
     REQUIRE_MESSAGE(why_not_rowwise(p, d, c).empty(), c.to_string() << " cols=" << cols);
@@ -70,6 +76,10 @@ std::vector<Variant> all_variants() {
         add(arch, op, DType::kF16, DType::kF32, cols);
         add(arch, op, DType::kF32, DType::kBF16, cols);
       }
+      for (std::int64_t cols : kGappedWidths)
+        for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) add(arch, op, dtype, dtype, cols, true);
+      add(arch, op, DType::kBF16, DType::kF32, 49, true);
+      add(arch, op, DType::kF32, DType::kBF16, 49, true);
     }
   const DeviceProps h100 = nominal_device(90);
   for (std::int64_t cols : kCandidateWidths)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The flat_tile kernel forced on dense rows: every row count modulo the tile, input and output
-// shifted off the 16-byte boundary each on its own, every op and dtype pair, in place, against
-// the float64 reference; the output poisoned first, with guard bytes before and after the
-// tensor that must stay poisoned (and scales past the last row likewise).
+// The flat_tile kernel forced on dense rows and rows of narrow gaps: every row count modulo the
+// tile, input and output shifted off the 16-byte boundary each on its own, every gap of each side,
+// every op and dtype pair, in place, against the float64 reference; the output poisoned first,
+// with guard bytes before and after the tensor, and the gaps between its rows, that must stay
+// poisoned (and scales past the last row likewise).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -38,12 +39,15 @@ int fitted_group(std::int64_t cols) {
   return group;
 }
 
-/// Dense tensors of up to `max_rows` rows, with guards, for one (width, dtype pair).
+/// Tensors of up to `max_rows` rows, with guards, for one (width, dtype pair): dense, or with
+/// `in_gap` and `out_gap` elements between rows.
 class FlatTensors {
  public:
-  FlatTensors(DType in, DType out, std::int64_t max_rows, std::int64_t cols, bool in_place)
-      : in_dtype_(in), out_dtype_(in_place ? in : out), cols_(cols), max_rows_(max_rows), in_place_(in_place),
-        in_(tensor_bytes(in)), out_(in_place ? 0 : tensor_bytes(out_dtype_)),
+  FlatTensors(DType in, DType out, std::int64_t max_rows, std::int64_t cols, bool in_place, int in_gap = 0,
+              int out_gap = 0)
+      : in_dtype_(in), out_dtype_(in_place ? in : out), cols_(cols), max_rows_(max_rows),
+        in_stride_(cols + in_gap), out_stride_(in_place ? cols + in_gap : cols + out_gap), in_place_(in_place),
+        in_(tensor_bytes(in, in_stride_)), out_(in_place ? 0 : tensor_bytes(out_dtype_, out_stride_)),
         scale_(static_cast<std::size_t>(max_rows) * sizeof(float) + kGuardBytes) {}
 
   /// One call of `op` with `config` over `rows` rows, the input `in_shift` and the output
@@ -58,8 +62,8 @@ class FlatTensors {
     DeviceBuffer& out = in_place_ ? in_ : out_;
     if (!in_place_) out.fill_async(kPoisonByte, stream);
     scale_.fill_async(kPoisonByte, stream);
-    const RowwiseArgs args{in_.pointer(in_offset), cols_,      out.pointer(out_offset), cols_, rows,
-                           cols_,                  in_dtype_, out_dtype_};
+    const RowwiseArgs args{in_.pointer(in_offset), in_stride_, out.pointer(out_offset), out_stride_, rows,
+                           cols_,                  in_dtype_,  out_dtype_};
     float* scale = op == RowOp::kReduceScale ? static_cast<float*>(scale_.pointer()) : nullptr;
     try {
       rt.run_with_config(op, args, scale, config, stream);
@@ -71,15 +75,15 @@ class FlatTensors {
   }
 
  private:
-  std::size_t tensor_bytes(DType dtype) const {
-    return kFlatTileUnitBytes + static_cast<std::size_t>(max_rows_ * cols_) * size_of(dtype) + kGuardBytes;
+  std::size_t tensor_bytes(DType dtype, std::int64_t stride) const {
+    return kFlatTileUnitBytes + static_cast<std::size_t>(max_rows_ * stride) * size_of(dtype) + kGuardBytes;
   }
 
   void upload(std::size_t offset) {
     std::vector<unsigned char> host(in_.bytes(), in_place_ ? kPoisonByte : kInputGapByte);
-    const std::size_t row_bytes = static_cast<std::size_t>(cols_) * size_of(in_dtype_);
+    const std::size_t pitch_bytes = static_cast<std::size_t>(in_stride_) * size_of(in_dtype_);
     for (std::int64_t row = 0; row < max_rows_; ++row)
-      generate_row(in_dtype_, test_seed(), row, cols_, host.data() + offset + row * row_bytes);
+      generate_row(in_dtype_, test_seed(), row, cols_, host.data() + offset + row * pitch_bytes);
     in_.upload(host.data(), host.size());
     uploaded_offset_ = in_place_ ? ~std::size_t{0} : offset;
   }
@@ -98,7 +102,9 @@ class FlatTensors {
   std::string check(RowOp op, std::int64_t rows, const std::vector<unsigned char>& out, std::size_t offset,
                     bool scales) {
     const int size = size_of(out_dtype_);
-    const std::size_t end = offset + static_cast<std::size_t>(rows * cols_) * size;
+    const std::size_t pitch = static_cast<std::size_t>(out_stride_) * size;
+    const std::size_t row_bytes = static_cast<std::size_t>(cols_) * size;
+    const std::size_t end = offset + (rows - 1) * pitch + row_bytes;
     const auto written = [&](std::size_t from, std::size_t to) {
       return std::find_if(out.begin() + from, out.begin() + to, [](unsigned char b) { return b != kPoisonByte; }) !=
              out.begin() + to;
@@ -106,10 +112,13 @@ class FlatTensors {
     // In place, the bytes around the tensor hold poison too (upload).
     if (written(0, offset)) return "a byte before the output tensor was written";
     if (written(end, out.size())) return "a byte after the output tensor was written";
+    for (std::int64_t row = 0; row + 1 < rows; ++row)
+      if (written(offset + row * pitch + row_bytes, offset + (row + 1) * pitch))
+        return "a byte of the gap after row " + std::to_string(row) + " was written";
     for (std::int64_t row = 0; row < rows; ++row) {
       float scale = 0;
       const std::vector<double>& ref = reference(op, row, &scale);
-      const unsigned char* got = out.data() + offset + static_cast<std::size_t>(row * cols_) * size;
+      const unsigned char* got = out.data() + offset + row * pitch;
       if (std::string why = compare_row(op, out_dtype_, got, ref.data(), cols_); !why.empty())
         return "row " + std::to_string(row) + " (" + to_string(row_kind(row, cols_)) + ") " + why;
     }
@@ -129,7 +138,7 @@ class FlatTensors {
   }
 
   DType in_dtype_, out_dtype_;
-  std::int64_t cols_, max_rows_;
+  std::int64_t cols_, max_rows_, in_stride_, out_stride_;
   bool in_place_;
   DeviceBuffer in_, out_, scale_;
   std::size_t uploaded_offset_ = ~std::size_t{0};
@@ -197,6 +206,46 @@ TEST_CASE("flat_tile at every row count modulo the tile and every shift of each 
   failures.report();
 }
 
+TEST_CASE("flat_tile over rows of narrow gaps: every gap of each side, row counts modulo the tile, shifts, in place") {
+  KJIT_REQUIRE_GPU();
+  Runtime rt;
+  Stream stream = create_stream();
+  Failures failures;
+  int call = 0;
+  for (std::int64_t cols : {1, 2, 5, 17, 49, 84, 127, 255})
+    for (const auto& pair : kPairs) {
+      const KernelConfig config{Algorithm::kFlatTile, 1, 256, fitted_group(cols), 1};
+      const int tile_rows = flat_tile_rows(cols, size_of(pair[0]), config.threads, config.group, true);
+      const int in_gaps = kFlatTileMaxGapBytes / size_of(pair[0]);
+      const int out_gaps = kFlatTileMaxGapBytes / size_of(pair[1]);
+      // Every gap of each side, the other side's gap at another pace (0 included: one side dense).
+      for (int in_gap = 0; in_gap <= in_gaps; ++in_gap) {
+        const int out_gap = in_gap == 0 ? 1 + call % out_gaps : (in_gap * 3 + call) % (out_gaps + 1);
+        FlatTensors tensors(pair[0], pair[1], 2 * std::int64_t{tile_rows} + 1, cols, false, in_gap, out_gap);
+        for (std::int64_t rows : {std::int64_t{1} + call % 3, std::int64_t{tile_rows} + 1 + call % 7,
+                                  2 * std::int64_t{tile_rows} + 1}) {
+          const int in_shift = call % (kFlatTileUnitBytes / size_of(pair[0]));
+          const int out_shift = (call / 2) % (kFlatTileUnitBytes / size_of(pair[1]));
+          const RowOp op = kOps[call++ % 3];
+          failures.add(where(op, pair[0], pair[1], rows, cols, config, in_shift, out_shift) + " gaps " +
+                           std::to_string(in_gap) + "/" + std::to_string(out_gap),
+                       tensors.run(rt, op, config, rows, in_shift, out_shift, stream.get()));
+        }
+      }
+    }
+  // In place, a stride of one to eight f16 past the width.
+  for (int gap : {1, 3, 8}) {
+    const KernelConfig config{Algorithm::kFlatTile, 1, 256, fitted_group(49), 1};
+    const std::int64_t rows = 2 * flat_tile_rows(49, 2, 256, config.group, true) + 5;
+    FlatTensors tensors(DType::kF16, DType::kF16, rows, 49, true, gap);
+    for (RowOp op : kOps)
+      failures.add(where(op, DType::kF16, DType::kF16, rows, 49, config, 1, 1) + " in place, gap " +
+                       std::to_string(gap),
+                   tensors.run(rt, op, config, rows, 1, 1, stream.get()));
+  }
+  failures.report();
+}
+
 TEST_CASE("flat_tile for every op and dtype pair at widths up to its limit, every candidate layout") {
   KJIT_REQUIRE_GPU();
   Runtime rt;
@@ -250,11 +299,11 @@ TEST_CASE("flat_tile in place") {
   failures.report();
 }
 
-TEST_CASE("flat_tile is refused for padded rows and past its width") {
+TEST_CASE("flat_tile is refused for rows of gaps over 16 bytes and past its width") {
   KJIT_REQUIRE_GPU();
   Runtime rt;
   BatchLayout padded{DType::kF16, DType::kF16, 64, 49};
-  padded.out_stride = 56;
+  padded.out_stride = 49 + 9;  // 18 bytes of gap
   RowBatch batch(padded, test_seed());
   try {
     rt.run_with_config(RowOp::kSoftmax, batch.args(), nullptr, KernelConfig{Algorithm::kFlatTile});

@@ -17,7 +17,9 @@ KernelConfig fit_flat_tile(const RowwiseProblem& p, int threads, int values) {
 }
 
 std::string why_not_flat_tile(const RowwiseProblem& p, const KernelConfig& c) {
-  if (!p.dense) return "flat_tile: rows must be dense (input and output strides equal cols)";
+  if (!p.dense && !p.narrow_gaps)
+    return "flat_tile: rows must be dense (input and output strides equal cols), or their gaps (stride - cols) "
+           "at most " + std::to_string(kFlatTileMaxGapBytes) + " bytes on each side";
   if (p.cols > kFlatTileMaxCols)
     return "flat_tile: at most " + std::to_string(kFlatTileMaxCols) + " columns";
   if (c.pack != 1) return "flat_tile: pack must be 1 (its spans move in 16-byte units whatever the width)";
@@ -33,7 +35,7 @@ std::string why_not_flat_tile(const RowwiseProblem& p, const KernelConfig& c) {
 }
 
 void add_flat_tile_candidates(const RowwiseProblem& p, std::vector<KernelConfig>& out) {
-  if (!p.dense || p.cols > kFlatTileMaxCols) return;
+  if ((!p.dense && !p.narrow_gaps) || p.cols > kFlatTileMaxCols) return;
   const int group = flat_tile_group(p);
   for (int threads : {128, 256})
     for (int g : {group, group / 2})

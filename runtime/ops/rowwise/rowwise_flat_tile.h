@@ -21,8 +21,8 @@ int flat_tile_group(const RowwiseProblem& p, int values = kFlatTileTargetValues)
 KernelConfig fit_flat_tile(const RowwiseProblem& p, int threads = 256, int values = kFlatTileTargetValues);
 /// Empty when flat_tile `c` can run `p`, else why not.
 std::string why_not_flat_tile(const RowwiseProblem& p, const KernelConfig& c);
-/// Its tuning candidates for dense rows within its width: 128 and 256 threads, at the fitted
-/// group and at half of it (more values a lane, fewer shuffles).
+/// Its tuning candidates for dense rows, or rows of narrow gaps, within its width: 128 and 256
+/// threads, at the fitted group and at half of it (more values a lane, fewer shuffles).
 void add_flat_tile_candidates(const RowwiseProblem& p, std::vector<KernelConfig>& out);
 
 }  // namespace kjit::rowwise

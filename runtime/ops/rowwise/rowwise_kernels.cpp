@@ -39,7 +39,7 @@ KernelSpec rowwise_kernel_spec(const RowwiseProblem& p, const KernelConfig& c) {
     case Algorithm::kRing: return spec("ring", {p.cols, c.threads, c.group, c.cluster});
     case Algorithm::kBlockSplit: return spec("block_split", {p.cols, c.pack, c.threads, c.staged});
     case Algorithm::kFlatTile:
-      return spec("flat_tile", {p.cols, c.threads, c.group, flat_tile_rows(p, c)});
+      return spec("flat_tile", {p.cols, c.threads, c.group, flat_tile_rows(p, c), p.dense ? 0 : 1});
     case Algorithm::kAuto: break;
   }
   throw Error(Status::kErrorInvalidConfig, "a kernel spec needs a concrete algorithm");
@@ -81,12 +81,12 @@ std::int64_t stream_smem_bytes(const RowwiseProblem& problem, const KernelConfig
 }
 
 int flat_tile_rows(const RowwiseProblem& problem, const KernelConfig& config) noexcept {
-  return flat_tile_rows(problem.cols, size_of(problem.in_dtype), config.threads, config.group);
+  return flat_tile_rows(problem.cols, size_of(problem.in_dtype), config.threads, config.group, !problem.dense);
 }
 
 std::int64_t flat_tile_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept {
   return flat_tile_smem_bytes(problem.cols, size_of(problem.in_dtype), size_of(problem.out_dtype),
-                              flat_tile_rows(problem, config));
+                              flat_tile_rows(problem, config), !problem.dense);
 }
 
 std::int64_t split_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept {

@@ -8,6 +8,7 @@
 #include "runtime/ops/rowwise/rowwise_fit.h"
 #include "runtime/ops/rowwise/rowwise_flat_tile.h"
 #include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 #include "runtime/ops/rowwise/rowwise_rules.h"
 
 namespace kjit {
@@ -87,12 +88,20 @@ std::optional<KernelConfig> peeled_wide_rows(const RowwiseProblem& p) {
   return regs;
 }
 
-/// Dense narrow rows off the alignment as flat tiles (kFlatTilePickMaxCols); aligned rows keep
-/// whole vectors in the warp kernel (on the H100, 49152 x 64 fp32 ran at 0.73x torch as tiles).
-std::optional<KernelConfig> flat_tile_pick(const RowwiseProblem& p) {
-  if (!p.dense || !misaligned_rows(p) || p.cols >= kFlatTilePickMaxCols) return std::nullopt;
+/// Rows of narrow gaps that flat_tile takes by kFlatTileGappedPickMaxCols: narrow, and tiles
+/// enough for every SM.
+bool gapped_rows_tile(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& tile) {
+  return p.cols < kFlatTileGappedPickMaxCols && ceil_div(p.rows, flat_tile_rows(p, tile)) >= d.sm_count;
+}
+
+/// Narrow rows off the alignment, dense or of narrow gaps, as flat tiles (kFlatTilePickMaxCols);
+/// aligned rows keep whole vectors in the warp kernel (on the H100, 49152 x 64 fp32 ran at 0.73x
+/// torch as tiles).
+std::optional<KernelConfig> flat_tile_pick(const RowwiseProblem& p, const DeviceProps& d) {
+  if ((!p.dense && !p.narrow_gaps) || !misaligned_rows(p) || p.cols >= kFlatTilePickMaxCols) return std::nullopt;
   const KernelConfig tile = fit_flat_tile(p, kFlatTilePickThreads, kFlatTilePickValues);
   if (!why_not_flat_tile(p, tile).empty()) return std::nullopt;
+  if (!p.dense && !gapped_rows_tile(p, d, tile)) return std::nullopt;
   return tile;
 }
 
@@ -117,7 +126,7 @@ KernelConfig online_block(const RowwiseProblem& p) {
 }  // namespace
 
 KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d) {
-  if (const std::optional<KernelConfig> tile = flat_tile_pick(p)) return *tile;
+  if (const std::optional<KernelConfig> tile = flat_tile_pick(p, d)) return *tile;
   if (const std::optional<KernelConfig> peeled = peeled_pick(p)) return *peeled;
   const int pack = p.max_pack;
   // Rows a warp (or part of one) holds in registers.

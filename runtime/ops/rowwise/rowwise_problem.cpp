@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "kernel_sources/flat_tile_layout.cuh"
 #include "kernel_sources/row_layout.cuh"
 #include "kjit/error.hpp"
 #include "runtime/ops/argument_checks.h"
@@ -73,6 +74,15 @@ bool dense_rows(const RowwiseArgs& args) noexcept {
   return args.rows <= 1 || (args.in_row_stride == args.cols && args.out_row_stride == args.cols);
 }
 
+bool narrow_gap_rows(const RowwiseArgs& args) noexcept {
+  // A gap as wide as the row doubles the bytes read, or makes most stored units hold a gap.
+  const auto narrow = [&](std::int64_t stride, DType dtype) {
+    const std::int64_t gap = stride - args.cols;
+    return gap * size_of(dtype) <= kFlatTileMaxGapBytes && gap < args.cols;
+  };
+  return !dense_rows(args) && narrow(args.in_row_stride, args.in_dtype) && narrow(args.out_row_stride, args.out_dtype);
+}
+
 RowwiseProblem validate_rowwise(RowOp op, const RowwiseArgs& args, const float* scale_out) {
   const int op_code = static_cast<int>(op);
   if (op_code < 0 || op_code > static_cast<int>(RowOp::kReduceScale))
@@ -96,13 +106,14 @@ RowwiseProblem validate_rowwise(RowOp op, const RowwiseArgs& args, const float* 
   check_overlap(args, scale_out);
   problem.max_pack = max_pack_for(args);
   problem.dense = dense_rows(args);
+  problem.narrow_gaps = narrow_gap_rows(args);
   return problem;
 }
 
 bool RowwiseKey::operator==(const RowwiseKey& other) const noexcept {
   return op == other.op && in_dtype == other.in_dtype && out_dtype == other.out_dtype &&
          cols == other.cols && rows_bucket == other.rows_bucket && max_pack == other.max_pack &&
-         dense == other.dense;
+         dense == other.dense && narrow_gaps == other.narrow_gaps;
 }
 
 std::size_t RowwiseKeyHash::operator()(const RowwiseKey& key) const noexcept {
@@ -110,7 +121,7 @@ std::size_t RowwiseKeyHash::operator()(const RowwiseKey& key) const noexcept {
   h ^= (static_cast<std::uint64_t>(key.op) << 56) ^ (static_cast<std::uint64_t>(key.in_dtype) << 48) ^
        (static_cast<std::uint64_t>(key.out_dtype) << 40) ^
        (static_cast<std::uint64_t>(key.rows_bucket) << 32) ^ static_cast<std::uint64_t>(key.max_pack);
-  h ^= static_cast<std::uint64_t>(key.dense) << 8;
+  h ^= static_cast<std::uint64_t>(key.dense) << 8 ^ static_cast<std::uint64_t>(key.narrow_gaps) << 9;
   h ^= h >> 29;
   return static_cast<std::size_t>(h * 0xBF58476D1CE4E5B9ull);
 }
@@ -125,7 +136,7 @@ std::int64_t bucket_rows(int bucket) noexcept { return std::int64_t{1} << bucket
 
 RowwiseKey key_of(const RowwiseProblem& problem) noexcept {
   return {problem.op, problem.in_dtype, problem.out_dtype, problem.cols,
-          rows_bucket(problem.rows), problem.max_pack, problem.dense};
+          rows_bucket(problem.rows), problem.max_pack, problem.dense, problem.narrow_gaps};
 }
 
 }  // namespace kjit

@@ -20,6 +20,9 @@ struct RowwiseProblem {
   /// Rows follow each other without gaps in the input and the output alike (both strides equal
   /// cols, or one row): a run of rows is one contiguous span (the flat_tile kernel).
   bool dense = false;
+  /// Rows that are not dense, but whose gaps (stride - cols) hold at most kFlatTileMaxGapBytes and
+  /// fewer elements than a row on each side: the flat_tile kernel takes them with their gaps.
+  bool narrow_gaps = false;
 };
 
 /// Checks every argument (naming the bad one in the message) and derives the problem.
@@ -28,6 +31,10 @@ RowwiseProblem validate_rowwise(RowOp op, const RowwiseArgs& args, const float* 
 
 /// Whether both strides equal cols (or there is at most one row).
 bool dense_rows(const RowwiseArgs& args) noexcept;
+
+/// Whether rows that are not dense have gaps (stride - cols) of at most kFlatTileMaxGapBytes, and
+/// narrower than a row, on each side.
+bool narrow_gap_rows(const RowwiseArgs& args) noexcept;
 
 /// Widest pack (elements, a power of two, at most 16 bytes of the wider type) that every
 /// pointer and, for more than one row, every row stride allows.
@@ -43,6 +50,7 @@ struct RowwiseKey {
   int rows_bucket;  ///< ceil(log2(rows))
   int max_pack;
   bool dense;  ///< kept apart: a config chosen for dense rows may not run padded ones
+  bool narrow_gaps;  ///< kept apart likewise: flat_tile takes such rows, not wider gaps
 
   bool operator==(const RowwiseKey& other) const noexcept;
 };

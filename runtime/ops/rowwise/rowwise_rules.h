@@ -80,6 +80,13 @@ constexpr std::int64_t kFlatTilePickMaxCols = 128;
 /// the best candidate at 7 to 100 columns.
 constexpr int kFlatTilePickValues = 8;
 constexpr int kFlatTilePickThreads = 256;
+/// Rows with narrow gaps take flat_tile narrower than this, and only where the tiles are at least
+/// one an SM. On the H100 (shape sweep, one seed, 56 shapes) such rows of 2-51 columns and 1M or
+/// more elements ran up to 3x faster as tiles (bf16 2082935 x 15: 21 -> 63% of copy), all but one
+/// within a point or better; from 68 columns on, 4 of 5 ran 4-14 points slower (the warp kernel's
+/// lanes are busier there, and tiles store each unit that holds a gap element by element); and
+/// calls of under 0.4M elements ran 1-3 us slower, the tiles' staging costing more than it saves.
+constexpr std::int64_t kFlatTileGappedPickMaxCols = 64;
 
 /// The warp kernel's blocks take 256 threads rather than 128 for rows narrower than this, where
 /// the blocks still number kWarpWideBlockMinBlocksPerSm an SM: a block's few short rows are
