@@ -39,13 +39,21 @@ void add_resident_candidates(std::vector<TopkConfig>& candidates, const TopkProb
 }  // namespace
 
 std::vector<TopkConfig> topk_candidates(const TopkProblem& problem, const DeviceProps& device) {
-  std::vector<TopkConfig> candidates{choose_topk_config(problem, device)};
-  const int pack = widest_pack(problem);
+  const TopkConfig pick = choose_topk_config(problem, device);
+  std::vector<TopkConfig> candidates{pick};
+  const int pack = stream_pack(problem);
   for (int cluster : {1, 2, 4, 8, 16})
     for (int threads : {256, 512, 1024})
       for (int unroll : {kStreamValuesInFlight / pack / 2, kStreamValuesInFlight / pack})
         add_if_valid(candidates, problem, device, {pack, threads, std::max(1, unroll), cluster, TopkAlgorithm::kStream});
-  add_resident_candidates(candidates, problem, device, pack);
+  // Rows off the alignment, which the stream kernel reads shifted: also at their own pack, with
+  // the blocks and threads of the pick's stream config.
+  const int own = widest_pack(problem);
+  if (own < pack && !is_resident(pick))
+    for (int unroll : {kStreamValuesInFlight / own / 2, kStreamValuesInFlight / own})
+      add_if_valid(candidates, problem, device,
+                   {own, pick.threads, std::min(8, std::max(1, unroll)), pick.cluster, TopkAlgorithm::kStream});
+  add_resident_candidates(candidates, problem, device, own);
   return candidates;
 }
 

@@ -17,6 +17,12 @@ int widest_pack(const TopkProblem& problem) {
   return std::min(problem.max_pack, kMaxPackBytes / size_of(problem.in_dtype));
 }
 
+int stream_pack(const TopkProblem& problem) { return kMaxPackBytes / size_of(problem.in_dtype); }
+
+bool shifted_stream(const TopkProblem& problem, const TopkConfig& config) {
+  return config.algorithm == TopkAlgorithm::kStream && config.pack > problem.max_pack;
+}
+
 std::int64_t slice_cols(const TopkProblem& problem, int cluster) {
   return (problem.cols + cluster - 1) / cluster;
 }

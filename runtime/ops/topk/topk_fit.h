@@ -24,6 +24,11 @@ constexpr int kMostBlocksTwoAGpc = 8;
 
 /// The widest pack the logits allow, at most 16 bytes.
 int widest_pack(const TopkProblem& problem);
+/// The stream kernel's pack: 16 bytes whatever the logits' alignment. Rows off it are read from
+/// their 16-byte boundaries, each row's first columns before its start masked (shifted_stream).
+int stream_pack(const TopkProblem& problem);
+/// Whether a config runs the stream kernel at a pack wider than the logits' alignment allows.
+bool shifted_stream(const TopkProblem& problem, const TopkConfig& config);
 /// Columns of a block's share when `cluster` blocks split a row.
 std::int64_t slice_cols(const TopkProblem& problem, int cluster);
 /// Columns of a resident block's slice, as the kernel rounds them: whole packs.
