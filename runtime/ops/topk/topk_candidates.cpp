@@ -46,14 +46,13 @@ std::vector<TopkConfig> topk_candidates(const TopkProblem& problem, const Device
     for (int threads : {256, 512, 1024})
       for (int unroll : {kStreamValuesInFlight / pack / 2, kStreamValuesInFlight / pack})
         add_if_valid(candidates, problem, device, {pack, threads, std::max(1, unroll), cluster, TopkAlgorithm::kStream});
-  // Rows off the alignment, which the stream kernel reads shifted: also at their own pack, with
-  // the blocks and threads of the pick's stream config.
-  const int own = widest_pack(problem);
-  if (own < pack && !is_resident(pick))
-    for (int unroll : {kStreamValuesInFlight / own / 2, kStreamValuesInFlight / own})
+  // Rows off the alignment: also the stream kernel's other pack (shifted, or the logits' own),
+  // with the blocks and threads of the pick's stream config.
+  if (const int other = other_stream_pack(problem); other != 0 && !is_resident(pick))
+    for (int unroll : {kStreamValuesInFlight / other / 2, kStreamValuesInFlight / other})
       add_if_valid(candidates, problem, device,
-                   {own, pick.threads, std::min(8, std::max(1, unroll)), pick.cluster, TopkAlgorithm::kStream});
-  add_resident_candidates(candidates, problem, device, own);
+                   {other, pick.threads, std::min(8, std::max(1, unroll)), pick.cluster, TopkAlgorithm::kStream});
+  add_resident_candidates(candidates, problem, device, widest_pack(problem));
   return candidates;
 }
 
