@@ -68,7 +68,6 @@ __device__ __forceinline__ bool offer_tile(const float (&tile)[Unroll][Pack], fl
   const unsigned voters = __ballot_sync(0xffffffffu, maybe);
   if (voters == 0) return false;
   const auto col_of = [&](int u, int i) { return slice.col(offset, u, i); };
-  const int end = slice.end;
   bool crowded = false;
   if (!AdmitsMany && voters != 0xffffffffu) {
     // A few elements: one atomic each.
@@ -77,7 +76,7 @@ __device__ __forceinline__ bool offer_tile(const float (&tile)[Unroll][Pack], fl
       for (int u = 0; u < Unroll; ++u)
 #pragma unroll
         for (int i = 0; i < Pack; ++i)
-          if (!(tile[u][i] < floor) && col_of(u, i) < end) {
+          if (!(tile[u][i] < floor) && slice.holds(col_of(u, i))) {
             const int slot = atomicAdd(&state.count, 1);
             keys[slot] = make_key(tile[u][i], col_of(u, i));
             crowded |= slot >= Room;
@@ -90,7 +89,7 @@ __device__ __forceinline__ bool offer_tile(const float (&tile)[Unroll][Pack], fl
 #pragma unroll
   for (int u = 0; u < Unroll; ++u)
 #pragma unroll
-    for (int i = 0; i < Pack; ++i) mine += !(tile[u][i] < floor) && col_of(u, i) < end ? 1 : 0;
+    for (int i = 0; i < Pack; ++i) mine += !(tile[u][i] < floor) && slice.holds(col_of(u, i)) ? 1 : 0;
   const unsigned lane = threadIdx.x % 32;
   int through_me = mine;  // inclusive prefix over the warp's lanes
 #pragma unroll
@@ -108,7 +107,7 @@ __device__ __forceinline__ bool offer_tile(const float (&tile)[Unroll][Pack], fl
   for (int u = 0; u < Unroll; ++u)
 #pragma unroll
     for (int i = 0; i < Pack; ++i)
-      if (!(tile[u][i] < floor) && col_of(u, i) < end)
+      if (!(tile[u][i] < floor) && slice.holds(col_of(u, i)))
         keys[slot++] = make_key(tile[u][i], col_of(u, i));
   return first + warp_total > Room;
 }
@@ -125,7 +124,7 @@ __device__ void seed_threshold(const float (&tile)[Unroll][Pack], const Tiles& s
 #pragma unroll
     for (int i = 0; i < Pack; ++i) {
       const int col = slice.col(0, u, i);
-      const TopkKey key = col < slice.end ? make_key(tile[u][i], col) : 0;
+      const TopkKey key = slice.holds(col) ? make_key(tile[u][i], col) : 0;
       best = key > best ? key : best;
     }
   keys[threadIdx.x] = best;
@@ -192,15 +191,18 @@ __device__ __forceinline__ int load_guess_sample(const In* row, const Tiles& sli
   for (int j = 0; j < kRuns; ++j) {
     const int u = j * kStride;
     float values[Tiles::kPack];
-    load_pack<In, Tiles::kPack>(row, slice.col(0, u, 0), slice.end, neg_inf(), values);
+    load_slice_pack<In, Tiles, Tiles::kPack>(row, slice, slice.col(0, u, 0), values);
 #pragma unroll
     for (int i = 0; i < Tiles::kPack; ++i) {
       const int col = slice.col(0, u, i);
       keys[(j * Tiles::kThreads + static_cast<int>(threadIdx.x)) * Tiles::kPack + i] =
-          col < slice.end ? make_key(values[i], col) : 0;
+          slice.holds(col) ? make_key(values[i], col) : 0;
     }
-    const int left = slice.end - slice.run_start(0, u);
-    sampled += left <= 0 ? 0 : (left < Tiles::kRun ? left : Tiles::kRun);
+    // The run's columns in the slice: from its first (or the slice's) to its last (or the end).
+    const int first = slice.col(0, u, 0) - static_cast<int>(threadIdx.x) * Tiles::kPack;
+    const int from = first > slice.begin ? first : slice.begin;
+    const int to = first + Tiles::kRun < slice.end ? first + Tiles::kRun : slice.end;
+    sampled += to > from ? to - from : 0;
   }
   return sampled;
 }
@@ -257,12 +259,12 @@ __device__ void compact_buffer(TopkKey* keys, int k_row, TopkBlockState& state) 
 
 /// Streams [begin, end) of one row: returns this thread's statistics and leaves the buffer
 /// holding (at least) the slice's best k_row keys.
-template <typename In, int Pack, int Threads, int Unroll, int SliceCols, int KBucket>
+template <typename In, int Pack, int Threads, int Unroll, int SliceCols, int KBucket, bool Shifted>
 __device__ TemperedStats scan_slice(const In* row, int begin, int end, int k_row, float c,
                                     TopkKey* keys, TopkBlockState& state) {
-  using Tiles = SliceTiles<Pack, Threads, Unroll, SliceCols, guesses_threshold<KBucket>()>;
+  using Tiles = SliceTiles<Pack, Threads, Unroll, SliceCols, guesses_threshold<KBucket>(), Shifted>;
   constexpr int kRoom = topk_stream_room(KBucket);  // the buffer holds kRoom + Tiles::kTile keys
-  const Tiles slice{begin, end};
+  const Tiles slice{begin, end, Shifted ? row_lead<In, Pack>(row) : 0};
   bool guess = guesses_threshold<KBucket>();
   for (;;) {
     if (threadIdx.x == 0) {
@@ -273,23 +275,50 @@ __device__ TemperedStats scan_slice(const In* row, int begin, int end, int k_row
     if (guess) guess = guess_threshold(row, slice, k_row, keys, state);
     TemperedStats stats = TemperedStats::empty();
     float tile[Unroll][Pack];
-    load_tile<In>(row, slice, 0, tile);
-    if (!guess && k_row <= Threads) seed_threshold(tile, slice, k_row, keys, state);
-    for (int offset = 0; offset < Tiles::kSegment; offset += Tiles::kRun) {
-      // The next tile's loads are in flight while this one is reduced and filtered.
-      float next[Unroll][Pack];
-      const bool more = offset + Tiles::kRun < Tiles::kSegment;
-      if (more) load_tile<In>(row, slice, offset + Tiles::kRun, next);
+    // The tile's statistics, its offer, and a compaction where the buffer crowds.
+    const auto reduce_and_offer = [&](int offset) {
       const float thread_max = tile_max(tile);
       add_tile(stats, tile, thread_max, c);
       const bool crowded = offer_tile<kRoom, admits_many<KBucket>()>(tile, thread_max, slice,
                                                                      offset, keys, state);
       if (__syncthreads_or(crowded)) compact_buffer<Threads, KBucket>(keys, k_row, state);
-      if (more) {
+    };
+    if constexpr (sizeof(In) == 2) {
+      // The next two tiles as stored, in flight while this one is reduced and filtered: the
+      // registers of one tile of floats, and the bytes in flight of an fp32 tile of as many
+      // values, where one tile ahead as floats left 16-bit rows at half of that.
+      WordPack<In, Pack> first[Unroll], second[Unroll];
+      load_word_tile<In>(row, slice, 0, first);
+      widen_tile<In>(first, tile);
+      if (!guess && k_row <= Threads) seed_threshold(tile, slice, k_row, keys, state);
+      // Tile 1 goes out after the seed: held across it, its registers made the kernel spill.
+      if (Tiles::kRun < Tiles::kSegment) load_word_tile<In>(row, slice, Tiles::kRun, first);
+      for (int offset = 0; offset < Tiles::kSegment; offset += Tiles::kRun) {
+        const bool more = offset + Tiles::kRun < Tiles::kSegment;
+        const bool two_more = offset + 2 * Tiles::kRun < Tiles::kSegment;
+        if (two_more) load_word_tile<In>(row, slice, offset + 2 * Tiles::kRun, second);
+        reduce_and_offer(offset);
+        if (more) widen_tile<In>(first, tile);
+        if (two_more) {
 #pragma unroll
-        for (int u = 0; u < Unroll; ++u)
+          for (int u = 0; u < Unroll; ++u) first[u] = second[u];
+        }
+      }
+    } else {
+      load_tile<In>(row, slice, 0, tile);
+      if (!guess && k_row <= Threads) seed_threshold(tile, slice, k_row, keys, state);
+      for (int offset = 0; offset < Tiles::kSegment; offset += Tiles::kRun) {
+        // The next tile's loads are in flight while this one is reduced and filtered.
+        float next[Unroll][Pack];
+        const bool more = offset + Tiles::kRun < Tiles::kSegment;
+        if (more) load_tile<In>(row, slice, offset + Tiles::kRun, next);
+        reduce_and_offer(offset);
+        if (more) {
 #pragma unroll
-          for (int i = 0; i < Pack; ++i) tile[u][i] = next[u][i];
+          for (int u = 0; u < Unroll; ++u)
+#pragma unroll
+            for (int i = 0; i < Pack; ++i) tile[u][i] = next[u][i];
+        }
       }
     }
     // A threshold that was never guessed, or was raised by a compaction, is at or below the
@@ -680,8 +709,10 @@ __host__ __device__ constexpr int topk_stream_min_blocks() {
   return Cluster == 1 && Threads <= 512 ? 1024 / Threads : 1;
 }
 
+/// Shifted = 1 reads rows off the pack's alignment from their pack boundaries, each row's first
+/// columns before its start masked (SliceTiles).
 template <typename In, typename Idx, int Cols, int KBucket, int Pack, int Threads, int Unroll,
-          int Cluster>
+          int Cluster, int Shifted = 0>
 __global__ void __launch_bounds__(Threads, (topk_stream_min_blocks<Threads, Cluster>()))
     topk_stream(const TopkParams params) {
   start_after_prior_grids();
@@ -703,7 +734,7 @@ __global__ void __launch_bounds__(Threads, (topk_stream_min_blocks<Threads, Clus
     if (k_row == 0) continue;  // the same for every block of the cluster
 
     const In* in = static_cast<const In*>(params.logits) + row * params.row_stride;
-    const TemperedStats stats = scan_slice<In, Pack, Threads, Unroll, kSliceCols, KBucket>(
+    const TemperedStats stats = scan_slice<In, Pack, Threads, Unroll, kSliceCols, KBucket, Shifted != 0>(
         in, begin, end, k_row, params.log2e_over_t, keys, state);
     if constexpr (finishes_by_gathering<KBucket, Cluster, kBufferKeys>())
       finish_by_gathering<Idx, KBucket, Threads, Cluster, kBufferKeys>(params, row, k_row,

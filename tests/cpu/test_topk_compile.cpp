@@ -75,6 +75,13 @@ std::vector<Variant> all_variants() {
       add_heuristic(variants, arch, problem_of(DType::kF32, DType::kI64, 1, 50257, k));
     for (std::int64_t cols : {1, 7, 1000})
       add_heuristic(variants, arch, problem_of(DType::kF32, DType::kI32, 3, cols, static_cast<int>(cols)));
+    // Rows off the alignment: the stream kernel shifted, at small and large k buckets.
+    for (DType in : {DType::kF32, DType::kF16, DType::kBF16})
+      for (int k : {50, 1024}) {
+        TopkProblem odd = problem_of(in, DType::kI64, 256, 50257, k);
+        odd.max_pack = 1;
+        add_heuristic(variants, arch, odd);
+      }
   }
   // Every tuning candidate of one wide shape on sm_90.
   const TopkProblem wide = problem_of(DType::kF32, DType::kI64, 8, 128256, 50);

@@ -125,6 +125,8 @@ TEST_CASE("why_not_topk names what a config breaks") {
   const TopkProblem big_k{f32, DType::kI64, 1, 128256, 4096, 4};
   CHECK(why_not_topk(big_k, a100, {4, 1024, 8, 1, stream}).find("shared memory") != std::string::npos);
   const TopkProblem unaligned{f32, DType::kI64, 4, 1000, 10, 1};
-  CHECK(why_not_topk(unaligned, h100, {4, 256, 4, 1, stream}).find("alignment") != std::string::npos);
+  // The stream kernel reads rows off the alignment shifted to 16 bytes; the resident kernel may not.
+  CHECK(why_not_topk(unaligned, h100, {4, 256, 4, 1, stream}).empty());
+  CHECK(why_not_topk(unaligned, h100, {4, 256, 1, 1, resident}).find("alignment") != std::string::npos);
   CHECK(why_not_topk(unaligned, h100, choose_topk_config(unaligned, h100)).empty());
 }

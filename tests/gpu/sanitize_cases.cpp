@@ -56,6 +56,8 @@ struct TopkCase {
   std::int64_t rows, cols;
   std::int32_t k;
   TopkConfig config;
+  std::int64_t row_stride = 0;  ///< 0: cols
+  std::int64_t in_offset = 0;   ///< elements before the first row
 };
 
 struct AttentionRun {
@@ -170,6 +172,8 @@ const std::vector<Case>& cases() {
        {}},
       {"topk-stream", "softmax + top-K, tiles streamed with a rising threshold",
        {}, TopkCase{DType::kF32, 4, 128256, 50, TopkConfig{0, 0, 0, 0, TopkAlgorithm::kStream}}},
+      {"topk-stream-shifted", "softmax + top-K over bf16 rows of an odd stride, read from their 16-byte boundaries",
+       {}, TopkCase{DType::kBF16, 5, 50257, 300, TopkConfig{0, 0, 0, 3, TopkAlgorithm::kStream}, 50263, 3}},
       {"topk-resident", "softmax + top-K, the row resident over a cluster of 2",
        {}, TopkCase{DType::kBF16, 8, 32000, 64, TopkConfig{0, 0, 0, 2, TopkAlgorithm::kResident}}},
       {"attention-2stage", "attention, problem groups of 4 warps cycling two cp.async stages",
@@ -224,7 +228,7 @@ std::string run_row_case(Runtime& rt, const RowCase& c, int launches) {
 }
 
 std::string run_topk_case(Runtime& rt, const TopkCase& c, int launches) {
-  TopkBatch batch(TopkLayout{c.dtype, c.rows, c.cols}, TopkRowSource{seed()});
+  TopkBatch batch(TopkLayout{c.dtype, c.rows, c.cols, c.row_stride, c.in_offset}, TopkRowSource{seed()});
   TopkCall call;
   call.k = c.k;
   batch.prepare(call, nullptr);

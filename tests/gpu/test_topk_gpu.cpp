@@ -308,6 +308,31 @@ TEST_CASE("strided and offset rows") {
   run_units(std::move(units));
 }
 
+TEST_CASE("the stream kernel reads rows off the alignment from their 16-byte boundaries, at every lead") {
+  // Odd strides give every row its own lead, and each offset shifts the first row's: the kernel
+  // reads the columns before a row's start (the previous row's last, the padding, which holds NaN,
+  // or the slice before its own in a cluster), and none may reach a key or a sum. k = 300 guesses
+  // its threshold from runs spread over the slice, each starting before its place. The logits'
+  // own pack (the kernel unshifted) is forced beside it.
+  KJIT_REQUIRE_GPU();
+  std::vector<TopkUnit> units;
+  std::size_t n = 0;
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    const std::int64_t leads = 16 / static_cast<std::int64_t>(size_of(dtype));
+    for (std::int64_t offset = 0; offset < leads; ++offset)
+      for (const auto& [cols, stride] : {std::pair<std::int64_t, std::int64_t>{1000, 1003}, {50257, 50257}})
+        for (int cluster : {1, 3}) {
+          TopkUnit unit{{dtype, 7, cols, stride, offset}, all_topk_row_kinds(), {}, TopkConfig{}};
+          unit.forced->algorithm = TopkAlgorithm::kStream;
+          unit.forced->cluster = cluster;
+          if (offset == 1 && cluster == 1) unit.forced->pack = 1;  // the logits' own pack
+          for (std::int32_t k : {1, 50, 300}) unit.calls.push_back(rotated_call(k, n++));
+          units.push_back(std::move(unit));
+        }
+  }
+  run_units(std::move(units));
+}
+
 TEST_CASE("the same input gives bitwise identical output") {
   // On the default stream, which the other cases do not use.
   KJIT_REQUIRE_GPU();

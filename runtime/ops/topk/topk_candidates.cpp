@@ -39,13 +39,20 @@ void add_resident_candidates(std::vector<TopkConfig>& candidates, const TopkProb
 }  // namespace
 
 std::vector<TopkConfig> topk_candidates(const TopkProblem& problem, const DeviceProps& device) {
-  std::vector<TopkConfig> candidates{choose_topk_config(problem, device)};
-  const int pack = widest_pack(problem);
+  const TopkConfig pick = choose_topk_config(problem, device);
+  std::vector<TopkConfig> candidates{pick};
+  const int pack = stream_pack(problem);
   for (int cluster : {1, 2, 4, 8, 16})
     for (int threads : {256, 512, 1024})
       for (int unroll : {kStreamValuesInFlight / pack / 2, kStreamValuesInFlight / pack})
         add_if_valid(candidates, problem, device, {pack, threads, std::max(1, unroll), cluster, TopkAlgorithm::kStream});
-  add_resident_candidates(candidates, problem, device, pack);
+  // Rows off the alignment: also the stream kernel's other pack (shifted, or the logits' own),
+  // with the blocks and threads of the pick's stream config.
+  if (const int other = other_stream_pack(problem); other != 0 && !is_resident(pick))
+    for (int unroll : {kStreamValuesInFlight / other / 2, kStreamValuesInFlight / other})
+      add_if_valid(candidates, problem, device,
+                   {other, pick.threads, std::min(8, std::max(1, unroll)), pick.cluster, TopkAlgorithm::kStream});
+  add_resident_candidates(candidates, problem, device, widest_pack(problem));
   return candidates;
 }
 

@@ -17,6 +17,20 @@ int widest_pack(const TopkProblem& problem) {
   return std::min(problem.max_pack, kMaxPackBytes / size_of(problem.in_dtype));
 }
 
+int stream_pack(const TopkProblem& problem) {
+  return size_of(problem.in_dtype) == 2 ? kMaxPackBytes / size_of(problem.in_dtype) : widest_pack(problem);
+}
+
+int other_stream_pack(const TopkProblem& problem) {
+  const int widest = kMaxPackBytes / size_of(problem.in_dtype), own = widest_pack(problem);
+  if (own == widest) return 0;
+  return stream_pack(problem) == own ? widest : own;
+}
+
+bool shifted_stream(const TopkProblem& problem, const TopkConfig& config) {
+  return config.algorithm == TopkAlgorithm::kStream && config.pack > problem.max_pack;
+}
+
 std::int64_t slice_cols(const TopkProblem& problem, int cluster) {
   return (problem.cols + cluster - 1) / cluster;
 }

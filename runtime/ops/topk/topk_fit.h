@@ -24,6 +24,17 @@ constexpr int kMostBlocksTwoAGpc = 8;
 
 /// The widest pack the logits allow, at most 16 bytes.
 int widest_pack(const TopkProblem& problem);
+/// The stream kernel's pack: for 16-bit logits 16 bytes whatever their alignment, rows off it
+/// read from their 16-byte boundaries, each row's first columns before its start masked
+/// (shifted_stream); for fp32 logits the widest their alignment allows. On the H100, 256 rows of
+/// 50257 took 24.9-25.3 us shifted in bf16 against 26.0 at pack 1, and in fp32 30.5-30.8
+/// shifted against 26.8 at pack 1 (docs/experiments/top-k-stream.md).
+int stream_pack(const TopkProblem& problem);
+/// The stream kernel's other pack, which the tuner tries beside it: the logits' own where the
+/// stream pack is shifted, 16 bytes (shifted) where it is not; 0 where the two are one.
+int other_stream_pack(const TopkProblem& problem);
+/// Whether a config runs the stream kernel at a pack wider than the logits' alignment allows.
+bool shifted_stream(const TopkProblem& problem, const TopkConfig& config);
 /// Columns of a block's share when `cluster` blocks split a row.
 std::int64_t slice_cols(const TopkProblem& problem, int cluster);
 /// Columns of a resident block's slice, as the kernel rounds them: whole packs.

@@ -20,7 +20,7 @@ KernelSpec topk_kernel_spec(const TopkProblem& p, const TopkConfig& c) {
           std::string(resident ? "kjit::topk_resident<" : "kjit::topk_stream<") + kernel_type(p.in_dtype) + ", " +
               kernel_type(p.idx_dtype) + ", " + std::to_string(p.cols) + ", " + std::to_string(topk_bucket(p.k)) +
               ", " + std::to_string(c.pack) + ", " + std::to_string(c.threads) + ", " + std::to_string(c.unroll) +
-              ", " + std::to_string(c.cluster) + ">"};
+              ", " + std::to_string(c.cluster) + (topk::shifted_stream(p, c) ? ", 1>" : ">")};
 }
 
 LaunchShape topk_launch_shape(const TopkProblem& problem, const TopkConfig& config) {

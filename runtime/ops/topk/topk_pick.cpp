@@ -107,7 +107,7 @@ TopkAlgorithm choose_topk_algorithm(const TopkProblem& problem, const DeviceProp
 TopkConfig complete_topk_config(const TopkProblem& problem, const DeviceProps& device, TopkConfig config) {
   if (config.algorithm == TopkAlgorithm::kAuto) config.algorithm = choose_topk_algorithm(problem, device);
   if (is_resident(config)) return complete_resident_config(problem, device, config);
-  if (config.pack == 0) config.pack = widest_pack(problem);
+  if (config.pack == 0) config.pack = stream_pack(problem);
   const bool pick_unroll = config.unroll == 0, pick_threads = config.threads == 0;
   if (config.cluster == 0) config.cluster = choose_cluster(problem, device);
   if (pick_threads) config.threads = choose_threads(problem, device, config.cluster);

@@ -33,8 +33,9 @@ std::string why_not_topk(const TopkProblem& problem, const DeviceProps& device, 
   const int pack = config.pack;
   if (pack < 1 || (pack & (pack - 1)) != 0 || pack * size_of(problem.in_dtype) > kMaxPackBytes)
     return "pack must be a power of two of at most 16 bytes";
-  if (pack > problem.max_pack)
-    return "the logits' alignment allows packs of at most " + std::to_string(problem.max_pack);
+  // The stream kernel reads rows off the alignment from their pack boundaries (shifted_stream).
+  if (is_resident(config) && pack > problem.max_pack)
+    return "the logits' alignment allows the resident kernel packs of at most " + std::to_string(problem.max_pack);
   if (!topk_threads_fit(config.threads))
     return "threads must be a multiple of 32 in [64, 1024]";
   if (config.cluster < 1 || config.cluster > kMaxClusterBlocks) return "cluster must be in [1, 16]";
