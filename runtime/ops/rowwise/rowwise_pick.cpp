@@ -94,6 +94,20 @@ bool gapped_rows_tile(const RowwiseProblem& p, const DeviceProps& d, const Kerne
   return p.cols < kFlatTileGappedPickMaxCols && ceil_div(p.rows, flat_tile_rows(p, tile)) >= d.sm_count;
 }
 
+/// 16-bit rows off the alignment that block_online would read twice (peels_online), held once by
+/// block_split peeled at the widest pack where two blocks or more share an SM
+/// (kSplitPickRowBytes and up). On the H100, bf16 436 x 67802 ran 51.4 us against block_online's
+/// 62.3, and f16 -> fp32 264 x 93511 57.8 against 65.0 (docs/experiments/wide-row-kernels.md).
+std::optional<KernelConfig> peeled_split(const RowwiseProblem& p, const DeviceProps& d) {
+  if (!peels_online(p) || row_bytes(p) < kSplitPickRowBytes) return std::nullopt;
+  const int pack = widest_pack(p);
+  const RowwiseProblem span = peeled_span(p, pack);
+  KernelConfig split = fit_split(span, d, pack);
+  split.peel = true;
+  if (!why_not_rowwise(p, d, split).empty() || split_fit(span, d, split).blocks_per_sm < 2) return std::nullopt;
+  return split;
+}
+
 /// Narrow rows off the alignment, dense or of narrow gaps, as flat tiles (kFlatTilePickMaxCols);
 /// aligned rows keep whole vectors in the warp kernel (on the H100, 49152 x 64 fp32 ran at 0.73x
 /// torch as tiles).
@@ -153,6 +167,7 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
       fits_registers(p, regs, p.cols, kTargetHeldRegisters) && !(clusters && half_input(p) && regs.threads == 1024))
     return regs;
   if (const std::optional<KernelConfig> peeled = peeled_wide_rows(p)) return *peeled;
+  if (const std::optional<KernelConfig> split = peeled_split(p, d)) return *split;
   if (clusters) {
     KernelConfig wide = wide_row_config(p, d, pack);
     if (why_not_rowwise(p, d, wide).empty()) return wide;
