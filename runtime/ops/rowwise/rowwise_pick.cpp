@@ -94,12 +94,14 @@ bool gapped_rows_tile(const RowwiseProblem& p, const DeviceProps& d, const Kerne
   return p.cols < kFlatTileGappedPickMaxCols && ceil_div(p.rows, flat_tile_rows(p, tile)) >= d.sm_count;
 }
 
-/// 16-bit rows off the alignment that block_online would read twice (peels_online), held once by
-/// block_split peeled at the widest pack where two blocks or more share an SM
-/// (kSplitPickRowBytes and up). On the H100, bf16 436 x 67802 ran 51.4 us against block_online's
-/// 62.3, and f16 -> fp32 264 x 93511 57.8 against 65.0 (docs/experiments/wide-row-kernels.md).
+/// Dense 16-bit rows off the alignment that block_online would read twice (peels_online), held
+/// once by block_split peeled at the widest pack where two blocks or more share an SM
+/// (kSplitPickRowBytes and up). On the H100, dense bf16 436 x 67802 ran 51.4 us against
+/// block_online's 62.3, and f16 -> fp32 264 x 93511 57.8 against 65.0; padded rows whose output
+/// lies off the input's grid ran 1.2-2x slower than block_online, their staged shares stored
+/// element by element (docs/experiments/wide-row-kernels.md).
 std::optional<KernelConfig> peeled_split(const RowwiseProblem& p, const DeviceProps& d) {
-  if (!peels_online(p) || row_bytes(p) < kSplitPickRowBytes) return std::nullopt;
+  if (!p.dense || !peels_online(p) || row_bytes(p) < kSplitPickRowBytes) return std::nullopt;
   const int pack = widest_pack(p);
   const RowwiseProblem span = peeled_span(p, pack);
   KernelConfig split = fit_split(span, d, pack);
