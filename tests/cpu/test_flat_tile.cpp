@@ -377,7 +377,9 @@ TEST_CASE("rows of narrow gaps take flat_tile where narrow and many, as measured
     p.narrow_gaps = true;
     return p;
   };
-  const auto tile = [&](const RowwiseProblem& p) { return choose_rowwise_config(p, d).algorithm == Algorithm::kFlatTile; };
+  const auto tile = [&](const RowwiseProblem& p) {
+    return choose_rowwise_config(p, d).algorithm == Algorithm::kFlatTile;
+  };
   // Shapes of the sweep that ran faster as tiles: bf16 2082935 x 15 (21 -> 63% of copy), f16 -> fp32 8761058 x 5.
   CHECK(tile(gapped(DType::kBF16, DType::kBF16, 2082935, 15)));
   CHECK(tile(gapped(DType::kF16, DType::kF32, 8761058, 5)));

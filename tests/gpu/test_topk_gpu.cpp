@@ -312,8 +312,9 @@ TEST_CASE("the stream kernel reads rows off the alignment from their 16-byte bou
   // Odd strides give every row its own lead, and each offset shifts the first row's: the kernel
   // reads the columns before a row's start (the previous row's last, the padding, which holds NaN,
   // or the slice before its own in a cluster), and none may reach a key or a sum. k = 300 guesses
-  // its threshold from runs spread over the slice, each starting before its place. The logits'
-  // own pack (the kernel unshifted) is forced beside it.
+  // its threshold from runs spread over the slice, each starting before its place. Every dtype is
+  // forced to 16 bytes (fp32 takes it only as a tuning candidate); the logits' own pack (the kernel
+  // unshifted) beside it.
   KJIT_REQUIRE_GPU();
   std::vector<TopkUnit> units;
   std::size_t n = 0;
@@ -325,7 +326,7 @@ TEST_CASE("the stream kernel reads rows off the alignment from their 16-byte bou
           TopkUnit unit{{dtype, 7, cols, stride, offset}, all_topk_row_kinds(), {}, TopkConfig{}};
           unit.forced->algorithm = TopkAlgorithm::kStream;
           unit.forced->cluster = cluster;
-          if (offset == 1 && cluster == 1) unit.forced->pack = 1;  // the logits' own pack
+          unit.forced->pack = offset == 1 && cluster == 1 ? 1 : static_cast<int>(leads);
           for (std::int32_t k : {1, 50, 300}) unit.calls.push_back(rotated_call(k, n++));
           units.push_back(std::move(unit));
         }

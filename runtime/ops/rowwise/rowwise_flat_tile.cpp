@@ -19,7 +19,7 @@ KernelConfig fit_flat_tile(const RowwiseProblem& p, int threads, int values) {
 std::string why_not_flat_tile(const RowwiseProblem& p, const KernelConfig& c) {
   if (!p.dense && !p.narrow_gaps)
     return "flat_tile: rows must be dense (input and output strides equal cols), or their gaps (stride - cols) "
-           "at most " + std::to_string(kFlatTileMaxGapBytes) + " bytes on each side";
+           "at most " + std::to_string(kFlatTileMaxGapBytes) + " bytes and narrower than a row on each side";
   if (p.cols > kFlatTileMaxCols)
     return "flat_tile: at most " + std::to_string(kFlatTileMaxCols) + " columns";
   if (c.pack != 1) return "flat_tile: pack must be 1 (its spans move in 16-byte units whatever the width)";

@@ -45,7 +45,8 @@ std::vector<TopkConfig> topk_candidates(const TopkProblem& problem, const Device
   for (int cluster : {1, 2, 4, 8, 16})
     for (int threads : {256, 512, 1024})
       for (int unroll : {kStreamValuesInFlight / pack / 2, kStreamValuesInFlight / pack})
-        add_if_valid(candidates, problem, device, {pack, threads, std::max(1, unroll), cluster, TopkAlgorithm::kStream});
+        add_if_valid(candidates, problem, device,
+                     {pack, threads, std::max(1, unroll), cluster, TopkAlgorithm::kStream});
   // Rows off the alignment: also the stream kernel's other pack (shifted, or the logits' own),
   // with the blocks and threads of the pick's stream config.
   if (const int other = other_stream_pack(problem); other != 0 && !is_resident(pick))
