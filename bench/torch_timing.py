@@ -5,6 +5,7 @@ libkjit through ctypes, per-launch times from many launches captured in one CUDA
 device's copy bandwidth measured the same way.
 """
 import atexit
+import collections
 import ctypes
 import statistics
 import sys
@@ -141,6 +142,17 @@ def graph_time_us(enqueue, count, samples=15):
         times.append(start.elapsed_time(stop) * 1000.0 / count)
     del graph
     return statistics.median(times)
+
+
+def keeping_outputs(call, copies):
+    """enqueue(i) for call(i), a function that allocates its result (torch's ops), with the last
+    `copies` results kept alive: the caching allocator then hands each launch a block other than
+    the last ones', so its writes rotate over `copies` buffers, as kjit's calls into rotating output
+    buffers do. Freed at once instead, every launch would write the same block, which stays in L2:
+    on the H100, torch.softmax of fp32 49152 x 64 ran 8.65 us so and 10.70 us with its outputs
+    kept, where kjit ran 9.98 us rotating and 7.59 us into one output."""
+    kept = collections.deque(maxlen=max(1, copies))
+    return lambda i: kept.append(call(i))
 
 
 def launches_for(enqueue, target_us, minimum, maximum, calls=8):
