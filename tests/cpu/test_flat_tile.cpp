@@ -325,7 +325,7 @@ TEST_CASE("dense rows and rows of narrow gaps off the alignment under 128 column
             CAPTURE(cols);
             CAPTURE(rows);
             const KernelConfig pick = choose_rowwise_config(dense, d);
-            if (cols < rowwise::kFlatTilePickMaxCols && rowwise::misaligned_rows(dense)) {
+            if (rowwise::tile_narrow(dense) && rowwise::misaligned_rows(dense)) {
               CHECK(pick.algorithm == Algorithm::kFlatTile);
               CHECK(pick.threads == rowwise::kFlatTilePickThreads);
               // The fewest lanes (a power of two) that hold the row at eight values or fewer each.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Peeled configs (KernelConfig::peel) on the host: which can run (any alignment, the widest pack,
 // warp, block_regs and block_split, shares sized for the worst shift), their completion, and the
-// tuner's candidates for rows off the alignment, and the pick's peeling (kPeelWarpMaxCols).
+// tuner's candidates for rows off the alignment, and the pick's peeling (kPeelWarpMaxRowBytes).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -64,9 +64,9 @@ TEST_CASE("peeled configs run any alignment at the widest pack, in warp, block_r
 
 namespace {
 
-/// The pick for rows at `max_pack`: dense rows off the alignment under 128 columns are flat tiles
+/// The pick for rows at `max_pack`: dense rows off the alignment under 256 bytes are flat tiles
 /// (test_flat_tile.cpp); other dense rows off it are peeled where a block holds them, or a warp
-/// under kPeelWarpMaxCols; padded and offset rows off it that a block holds only peeled, with a
+/// under kPeelWarpMaxRowBytes; padded and offset rows off it that a block holds only peeled, with a
 /// share that stores realigned, are peeled in block_regs rather than read twice or staged in
 /// shared memory; 16-bit rows off it that block_online would read twice are peeled too
 /// (peels_online), in block_split where it holds them two blocks an SM (peeled_split); the rest keep
@@ -78,8 +78,8 @@ void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   const bool warp_row = fit_peeled(p, Algorithm::kWarp).has_value();
   const std::optional<KernelConfig> peeled_regs = fit_peeled(p, Algorithm::kBlockRegs);
   const bool block_row = !warp_row && peeled_regs.has_value();
-  const bool tiled = misaligned_dense && p.cols < rowwise::kFlatTilePickMaxCols;
-  const bool peels = misaligned_dense && ((warp_row && p.cols < rowwise::kPeelWarpMaxCols) || block_row);
+  const bool tiled = misaligned_dense && rowwise::tile_narrow(p);
+  const bool peels = misaligned_dense && ((warp_row && rowwise::warp_peel_narrow(p)) || block_row);
   const bool online = pick.algorithm == Algorithm::kBlockOnline && rowwise::peels_online(p);
   const bool split = pick.algorithm == Algorithm::kBlockSplit && pick.peel;
   if (split) CHECK(rowwise::peels_online(p));

@@ -56,14 +56,14 @@ KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int 
 }
 
 /// Dense rows off the alignment on their own vector grids at the widest pack, in a warp's
-/// registers (narrow rows, kPeelWarpMaxCols) or a block's. Only dense: padded and offset rows,
+/// registers (narrow rows, kPeelWarpMaxRowBytes) or a block's. Only dense: padded and offset rows,
 /// whose outputs start elsewhere on the grid than their inputs, were measured peeled only while
 /// such stores went element by element (on the H100, 1557 x 48160 bf16 with the output 4 elements
 /// off ran at 0.35x torch); the register kernels' realigned stores have not been timed on them.
 std::optional<KernelConfig> peeled_pick(const RowwiseProblem& p) {
   if (!p.dense || !misaligned_rows(p)) return std::nullopt;
   if (std::optional<KernelConfig> warp = fit_peeled(p, Algorithm::kWarp))
-    return p.cols < kPeelWarpMaxCols ? warp : std::nullopt;
+    return warp_peel_narrow(p) ? warp : std::nullopt;
   return fit_peeled(p, Algorithm::kBlockRegs);
 }
 
@@ -110,11 +110,11 @@ std::optional<KernelConfig> peeled_split(const RowwiseProblem& p, const DevicePr
   return split;
 }
 
-/// Narrow rows off the alignment, dense or of narrow gaps, as flat tiles (kFlatTilePickMaxCols);
+/// Narrow rows off the alignment, dense or of narrow gaps, as flat tiles (kFlatTilePickMaxRowBytes);
 /// aligned rows keep whole vectors in the warp kernel (on the H100, 49152 x 64 fp32 ran at 0.73x
 /// torch as tiles).
 std::optional<KernelConfig> flat_tile_pick(const RowwiseProblem& p, const DeviceProps& d) {
-  if ((!p.dense && !p.narrow_gaps) || !misaligned_rows(p) || p.cols >= kFlatTilePickMaxCols) return std::nullopt;
+  if ((!p.dense && !p.narrow_gaps) || !misaligned_rows(p) || !tile_narrow(p)) return std::nullopt;
   const KernelConfig tile = fit_flat_tile(p, kFlatTilePickThreads, kFlatTilePickValues);
   if (!why_not_flat_tile(p, tile).empty()) return std::nullopt;
   if (!p.dense && !gapped_rows_tile(p, d, tile)) return std::nullopt;

@@ -51,9 +51,10 @@ constexpr int kNearlyFullClusters[] = {15, 14};
 
 /// Dense rows off the widest pack's alignment are peeled (KernelConfig::peel) where a block holds
 /// them (on the H100, 4096 x 50257 and 8192 x 32001 bf16 ran 2.2-2.6x faster peeled, at 99% of
-/// copy), and where a warp does below this many columns (65536 x 49 f16: 2.5x); from it on a
-/// warp's row spans enough vectors that peeling gains nothing (65536 x 197 bf16: 4% slower).
-constexpr std::int64_t kPeelWarpMaxCols = 128;
+/// copy), and where a warp does below this many bytes of input (65536 x 49 f16: 2.5x); from it on
+/// a warp's row spans enough vectors that peeling gains nothing (65536 x 197 bf16: 4% slower;
+/// fp32 60000 x 77: 22.3 us against 14.5 at pack 1).
+constexpr std::int64_t kPeelWarpMaxRowBytes = 256;
 
 /// The widest pack the element sizes allow (16 bytes of the wider type), whatever the alignment.
 inline int widest_pack(const RowwiseProblem& p) {
@@ -75,10 +76,13 @@ inline bool peels_online(const RowwiseProblem& p) {
   return size_of(p.in_dtype) == 2 ? p.max_pack * size_of(p.in_dtype) < 8 : p.dense;
 }
 
-/// Dense rows off the alignment narrower than this take flat_tile: a warp a row leaves most
-/// lanes idle there, and the flat spans move at 16 bytes whatever the width (on the H100,
-/// 1.4-10x the warp kernel at 7 to 77 columns; level with it from about 100 on).
-constexpr std::int64_t kFlatTilePickMaxCols = 128;
+/// Dense rows off the alignment narrower than this many bytes of input take flat_tile: a warp a
+/// row leaves most lanes idle there, and the flat spans move at 16 bytes whatever the width. On
+/// the H100, 16-bit rows of 7 to 77 columns ran 1.4-10x the warp kernel as tiles, and level with
+/// it from about 100 on (127: the tile ahead by 3%); fp32 rows of 49 columns 1.3x, 55 level, 63
+/// 4% behind, and from 65 to 127 columns the warp kernel at pack 1 ran 2-22% ahead.
+constexpr std::int64_t kFlatTilePickMaxRowBytes = 256;
+
 /// Values a lane of the picked flat_tile holds, and its block: 8 and 256 ran best or within 5% of
 /// the best candidate at 7 to 100 columns.
 constexpr int kFlatTilePickValues = 8;
@@ -101,6 +105,12 @@ constexpr std::int64_t kWarpWideBlockMinBlocksPerSm = 4;
 
 /// Bytes of one row's input.
 inline std::int64_t row_bytes(const RowwiseProblem& p) { return p.cols * size_of(p.in_dtype); }
+
+/// Whether dense rows off the alignment are narrow enough for a peeled warp (kPeelWarpMaxRowBytes).
+inline bool warp_peel_narrow(const RowwiseProblem& p) { return row_bytes(p) < kPeelWarpMaxRowBytes; }
+
+/// Whether rows are narrow enough for the flat_tile pick (kFlatTilePickMaxRowBytes).
+inline bool tile_narrow(const RowwiseProblem& p) { return row_bytes(p) < kFlatTilePickMaxRowBytes; }
 
 /// Whether inputs are 16-bit (bf16, f16).
 inline bool half_input(const RowwiseProblem& p) { return size_of(p.in_dtype) == 2; }
