@@ -214,7 +214,9 @@ def header_lines(header, device, copy_gbps, torch_version, missing):
               "the L2, so each launch reads from HBM, and L2's persisting lines are reset before "
               "each timing. GB/s counts bytes read + written; `% copy` is that over the copy "
               "bandwidth measured in the same process; torch runs in the same process on the "
-              "same tensors."]
+              "same tensors; its row-wise and attention outputs rotate as kjit's do (each launch's "
+              "output is kept alive over as many launches as there are input copies: a freed "
+              "output would be written again in L2 by the next launch)."]
     if missing:
         lines += ["", "Not in this run: " + ", ".join(missing) + "."]
     return lines
