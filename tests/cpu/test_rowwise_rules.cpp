@@ -140,8 +140,8 @@ const Rule kRules[] = {
      90, bf16, bf16, 64, 524288, 0, block_online, "threads=1024 group=1024 cluster=4"},
     {"a column more than 4 slices of 128K hold -> block_online over 8 slices of 64K + 1, 1024 threads", 90, bf16,
      bf16, 64, 131072 * 4 + 1, 0, block_online, "threads=1024 group=1024 cluster=8"},
-    {"few fp32 rows of 400000 columns take 16 blocks for half the SMs, 256 threads for slices under 32K "
-     "-> block_online", 90, f32, bf16, 8, 400000, 0, block_online, "threads=256 group=256 cluster=16"},
+    {"few fp32 rows of 400000 columns take 16 blocks for half the SMs, 1024 threads for slices of 64 KB "
+     "or more -> block_online", 90, f32, bf16, 8, 400000, 0, block_online, "threads=1024 group=1024 cluster=16"},
 
     // sm_80: no clusters, no bulk copies.
     {"sm_80: rows too wide for registers that fit a block's shared memory -> block_smem", 80, f32, f32, 1024, 40000,

@@ -178,7 +178,8 @@ bool ring_within(const RowwiseProblem& p, const DeviceProps& d, const KernelConf
 
 KernelConfig online_config(const RowwiseProblem& p, int pack, int cluster) {
   // The slice as the kernel cuts it: starting on pack boundaries.
-  const int threads = pack_slice_cols(p.cols, pack, cluster) >= kOnlineFullBlockSliceCols ? 1024 : 256;
+  const std::int64_t slice_bytes = pack_slice_cols(p.cols, pack, cluster) * size_of(p.in_dtype);
+  const int threads = slice_bytes >= kOnlineFullBlockSliceBytes ? 1024 : 256;
   return {Algorithm::kBlockOnline, pack, threads, threads, cluster};
 }
 

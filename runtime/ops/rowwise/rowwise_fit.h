@@ -109,7 +109,7 @@ KernelConfig two_group_ring(const RowwiseProblem& p);
 /// Whether `ring` is valid and each block's slice is at most `max_chunks` chunks.
 bool ring_within(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& ring, int max_chunks);
 
-/// block_online over `cluster` blocks per row: 1024 threads for slices of kOnlineFullBlockSliceCols
+/// block_online over `cluster` blocks per row: 1024 threads for slices of kOnlineFullBlockSliceBytes
 /// or more, else 256.
 KernelConfig online_config(const RowwiseProblem& p, int pack, int cluster);
 /// block_online's blocks per row: the fewest whose slices hold at most kOnlineMaxSliceCols and

@@ -23,7 +23,7 @@ constexpr std::int64_t kClusterMinCols = 4096;
 constexpr std::int64_t kOnlineMinRowBytes = 32 * 1024;
 constexpr std::int64_t kOnlineMinSliceBytes = 16 * 1024;
 /// block_online's slices: the pick's hold at most kOnlineMaxSliceCols; a block takes 1024 threads
-/// for slices of kOnlineFullBlockSliceCols or more, else 256. On the H100, over 1-16 blocks a row
+/// for slices of kOnlineFullBlockSliceBytes or more, else 256. On the H100, over 1-16 blocks a row
 /// at 256, 512 and 1024 threads (seven shapes, 53 KB to 3.2 MB rows, 16-bit and fp32):
 ///  - at 1024 threads the fewest blocks whose slices hold 128K columns ran fastest at every shape,
 ///    and half as many blocks 7-20% slower;
@@ -31,13 +31,14 @@ constexpr std::int64_t kOnlineMinSliceBytes = 16 * 1024;
 ///    shapes (9-81 rows) where filling all the SMs took twice the blocks, half ran 4-18 points of
 ///    copy faster at 6 and 2 points slower at 1;
 ///  - 1024 threads (about 64 registers: one block an SM) ran ahead of 256 from slices of about
-///    32K columns on (256 for every cluster of 4 or more, the earlier rule, ran 10-20% slower at
-///    the block counts picked), and behind it below;
+///    32K 16-bit columns on (256 for every cluster of 4 or more, the earlier rule, ran 10-20% slower
+///    at the block counts picked), and behind it below; dense fp32 rows peeled, slices of 25K
+///    columns (100 KB), ran 5-8% faster at 1024 (40 and 64 x 50257), so the rule counts bytes;
 ///  - 512 threads take about 72 registers, so one block an SM, half the threads of 1024 (256 take
 ///    105, two blocks an SM): up to 19% slower than 1024 over fp32 rows at 1 and 2 blocks a row,
 ///    12 points of copy at bf16 -> fp32 488 x 55793 (docs/experiments/wide-row-kernels.md).
 constexpr std::int64_t kOnlineMaxSliceCols = 128 * 1024;
-constexpr std::int64_t kOnlineFullBlockSliceCols = 32 * 1024;
+constexpr std::int64_t kOnlineFullBlockSliceBytes = 64 * 1024;
 /// block_split is a candidate from this many bytes a row on (a warp or a small block holds
 /// narrower rows in registers anyway), and the pick from kSplitPickRowBytes on (narrower rows
 /// run level with a block of registers).
