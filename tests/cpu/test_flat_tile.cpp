@@ -307,8 +307,8 @@ TEST_CASE("rows of narrow gaps are those not dense whose gaps hold at most 16 by
   CHECK_FALSE(RowwiseKeyHash{}(key_of(gaps)) == RowwiseKeyHash{}(key_of(wide_gaps)));
 }
 
-TEST_CASE("dense rows and rows of narrow gaps off the alignment under 128 columns take flat_tile, eight values a "
-          "lane; the tuner's candidates hold it to 256") {
+TEST_CASE("dense rows and rows of narrow gaps off the alignment under 256 bytes of input take flat_tile, eight "
+          "values a lane; the tuner's candidates hold it to 256 columns") {
   int with_tiles = 0, picked = 0;
   for (int arch : {80, 90}) {
     const DeviceProps d = nominal_device(arch);

@@ -23,7 +23,7 @@ constexpr DType f32 = DType::kF32, f16 = DType::kF16, bf16 = DType::kBF16;
 constexpr Algorithm warp = Algorithm::kWarp, block_regs = Algorithm::kBlockRegs,
                     block_smem = Algorithm::kBlockSmem, block_online = Algorithm::kBlockOnline,
                     cluster = Algorithm::kCluster, cluster_smem = Algorithm::kClusterSmem,
-                    ring = Algorithm::kRing, block_split = Algorithm::kBlockSplit;
+                    ring = Algorithm::kRing, block_split = Algorithm::kBlockSplit, flat_tile = Algorithm::kFlatTile;
 
 struct Rule {
   const char* rule;
@@ -34,6 +34,7 @@ struct Rule {
   Algorithm expected;
   const char* detail;  ///< a part of the pick's to_string() the rule also decides, or ""
   RowOp op = RowOp::kSoftmax;
+  bool dense = false;  ///< both strides equal the width
 };
 
 const Rule kRules[] = {
@@ -147,6 +148,17 @@ const Rule kRules[] = {
     {"sm_80: rows too wide for registers that fit a block's shared memory -> block_smem", 80, f32, f32, 1024, 40000,
      0, block_smem, ""},
     {"sm_80: rows wider than a block's shared memory -> block_online", 80, f32, f32, 512, 65536, 0, block_online, ""},
+    // Dense rows off the alignment.
+    {"dense fp32 rows off the alignment too wide for a block -> block_online peeled, 1024 threads from 64 KB "
+     "slices", 90, f32, f32, 64, 50257, 1, block_online, "pack=4 threads=1024 group=1024 cluster=2 peel",
+     RowOp::kSoftmax, true},
+    {"dense fp32 rows of 65-127 columns off the alignment -> warp at pack 1, not a flat tile or a peeled warp", 90,
+     f32, f32, 65536, 77, 1, warp, "pack=1 threads=256 group=32 cluster=1", RowOp::kSoftmax, true},
+    {"dense fp32 rows under 64 columns off the alignment -> flat_tile", 90, f32, f32, 65536, 63, 1, flat_tile, "",
+     RowOp::kSoftmax, true},
+    {"dense bf16 rows under 128 columns off the alignment -> flat_tile", 90, bf16, bf16, 65536, 127, 1, flat_tile,
+     "", RowOp::kSoftmax, true},
+
     {"sm_80: few wide rows, no clusters -> block_online, a block a row", 80, f32, f32, 1, 151936, 0, block_online,
      "cluster=1"},
     {"sm_80: a warp holds rows of up to 32 values a lane -> warp", 80, f32, f32, 65536, 1024, 0, warp, ""},
@@ -154,7 +166,9 @@ const Rule kRules[] = {
 
 RowwiseProblem problem_of(const Rule& r) {
   const int widest = 16 / std::max(size_of(r.in), size_of(r.out));
-  return {r.op, r.in, r.out, r.rows, r.cols, r.max_pack > 0 ? r.max_pack : widest};
+  RowwiseProblem p{r.op, r.in, r.out, r.rows, r.cols, r.max_pack > 0 ? r.max_pack : widest};
+  p.dense = r.dense;
+  return p;
 }
 
 }  // namespace

@@ -70,8 +70,9 @@ inline bool misaligned_rows(const RowwiseProblem& p) { return p.max_pack < wides
 /// On the H100 (shape sweep, one seed), 30 of 33 16-bit calls of pack 1 ran 3-32 points of copy
 /// faster peeled at the widest pack, the others within a point, and 80 bf16 rows of pack 4 ran 15
 /// points slower at pack 8. Dense fp32 rows of 50257-250001 columns at 40-256 rows ran 1.25-2.07x
-/// the fastest candidate's time at pack 1; padded fp32 rows, whose outputs lie off the input's
-/// grid, ran up to 15 points slower peeled (docs/experiments/wide-row-kernels.md).
+/// the fastest candidate's time at pack 1 and 1.0-1.38x peeled; padded fp32 rows, whose outputs
+/// lie off the input's grid, ran up to 15 points slower peeled
+/// (docs/experiments/narrow-and-misaligned-rows.md).
 inline bool peels_online(const RowwiseProblem& p) {
   if (!misaligned_rows(p)) return false;
   return size_of(p.in_dtype) == 2 ? p.max_pack * size_of(p.in_dtype) < 8 : p.dense;
