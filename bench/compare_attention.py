@@ -180,7 +180,8 @@ def header_lines(meta):
             f"via {meta['seed_via'] or '-'}; kjit: {meta['kjit']}",
             f"Q, K, V randn, scale 1/sqrt(D), bias randn, Swin's shifted-window mask (0 / "
             f"{SWIN_MASK_VALUE:g}); SDPA gets bias + mask as one [1, W*H, M, N] attn_mask made "
-            f"beforehand; inputs rotate over {meta['working_set_mb']:.0f} MB or more; "
+            f"beforehand; inputs rotate over {meta['working_set_mb']:.0f} MB or more, and torch's "
+            "outputs over as many buffers (torch_timing.keeping_outputs); "
             "floor = Q, K, V, bias, mask read once + O written once at the copy bandwidth; "
             "% of floor = floor / kjit time; TFLOP/s = 2*M*N*(D+Dv) a problem / kjit time; "
             "kjit / best = kjit time / the fastest torch path's; err = max |out - float64| over "

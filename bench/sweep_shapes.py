@@ -12,7 +12,8 @@ a float64 reference (stricter than torch's output would be) and for writes outsi
 tensor; then kjit (libkjit's C API through ctypes) and torch on the same input tensors (torch
 writes a new contiguous output: its ops take none), each timed as many launches captured in one
 CUDA graph and replayed (median of CUDA-event timings after warm-up), inputs rotating over more
-than twice the L2. % of copy is over the copy bandwidth measured in the same process. Reports the
+than twice the L2, and outputs too (torch's kept alive over as many launches:
+torch_timing.keeping_outputs). % of copy is over the copy bandwidth measured in the same process. Reports the
 distribution by target class, the targets, and the worst 10 shapes by % of copy and by
 speed beside torch (with kjit's kernel and kjit_explain's config).
 
