@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The flat_tile algorithm without a GPU: its span geometry (kernel_sources/flat_tile_layout.cuh)
 // covers every element of every row exactly once and touches no byte outside the tensor, for
-// every row count modulo the tile and every start shift; validity takes dense narrow rows only;
-// the tuner's candidates include it, and the pick takes it for dense rows under 128 columns.
+// every row count modulo the tile and every start shift; validity takes dense rows and rows of
+// narrow gaps only; configs read and write as the others do. The pick: test_flat_tile_pick.cpp.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -18,15 +18,14 @@
 #include "runtime/ops/rowwise/rowwise_heuristics.h"
 #include "runtime/ops/rowwise/rowwise_kernels.h"
 #include "runtime/ops/rowwise/rowwise_rules.h"
+#include "support/flat_tile_problems.h"
 
 using namespace kjit;
 
 namespace {
 
-constexpr RowOp kOps[] = {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale};
-const DType kPairs[][2] = {{DType::kF32, DType::kF32},   {DType::kF16, DType::kF16},
-                           {DType::kBF16, DType::kBF16}, {DType::kBF16, DType::kF32},
-                           {DType::kF16, DType::kF32},   {DType::kF32, DType::kBF16}};
+using test::dense_problem;
+constexpr auto& kPairs = test::kFlatTilePairs;
 
 /// Widths the geometry is checked at: every width up to 64, then odd and even ones to the limit.
 std::vector<std::int64_t> geometry_widths() {
@@ -34,12 +33,6 @@ std::vector<std::int64_t> geometry_widths() {
   for (std::int64_t cols = 1; cols <= 64; ++cols) widths.push_back(cols);
   for (std::int64_t cols : {77, 96, 100, 127, 128, 129, 200, 255, 256}) widths.push_back(cols);
   return widths;
-}
-
-RowwiseProblem dense_problem(RowOp op, DType in, DType out, std::int64_t rows, std::int64_t cols) {
-  RowwiseProblem p{op, in, out, rows, cols, 1};
-  p.dense = true;
-  return p;
 }
 
 /// What one tensor's spans over `rows` rows of `cols`, `pitch` apart, do wrong, or empty: the
@@ -305,88 +298,6 @@ TEST_CASE("rows of narrow gaps are those not dense whose gaps hold at most 16 by
   gaps.narrow_gaps = true;
   CHECK_FALSE(key_of(gaps) == key_of(wide_gaps));
   CHECK_FALSE(RowwiseKeyHash{}(key_of(gaps)) == RowwiseKeyHash{}(key_of(wide_gaps)));
-}
-
-TEST_CASE("dense rows and rows of narrow gaps off the alignment under 256 bytes of input take flat_tile, eight "
-          "values a lane; the tuner's candidates hold it to 256 columns") {
-  int with_tiles = 0, picked = 0;
-  for (int arch : {80, 90}) {
-    const DeviceProps d = nominal_device(arch);
-    for (RowOp op : kOps)
-      for (const auto& pair : kPairs)
-        for (std::int64_t cols : {1, 2, 3, 7, 8, 9, 49, 64, 65, 77, 96, 100, 127, 128, 255, 256, 257, 1000})
-          for (std::int64_t rows : {1, 100, 65536, 100000}) {
-            const RowwiseProblem dense = dense_problem(op, pair[0], pair[1], rows, cols);
-            RowwiseProblem padded = dense;
-            padded.dense = false;
-            RowwiseProblem gaps = padded;
-            gaps.narrow_gaps = rows > 1;
-            CAPTURE(arch);
-            CAPTURE(cols);
-            CAPTURE(rows);
-            const KernelConfig pick = choose_rowwise_config(dense, d);
-            if (rowwise::tile_narrow(dense) && rowwise::misaligned_rows(dense)) {
-              CHECK(pick.algorithm == Algorithm::kFlatTile);
-              CHECK(pick.threads == rowwise::kFlatTilePickThreads);
-              // The fewest lanes (a power of two) that hold the row at eight values or fewer each.
-              CHECK(pick.group * rowwise::kFlatTilePickValues >= cols);
-              CHECK((pick.group == 1 || (pick.group / 2) * rowwise::kFlatTilePickValues < cols));
-              ++picked;
-            } else {
-              CHECK(pick.algorithm != Algorithm::kFlatTile);
-              CHECK(pick == choose_rowwise_config(padded, d));
-            }
-            CHECK(choose_rowwise_config(padded, d).algorithm != Algorithm::kFlatTile);
-            // Rows with gaps: narrower than kFlatTileGappedPickMaxCols, and a tile for every SM.
-            const bool gapped_tile = gaps.narrow_gaps && pick.algorithm == Algorithm::kFlatTile &&
-                                     cols < rowwise::kFlatTileGappedPickMaxCols &&
-                                     (rows + flat_tile_rows(gaps, pick) - 1) / flat_tile_rows(gaps, pick) >= d.sm_count;
-            if (gaps.narrow_gaps)
-              CHECK(choose_rowwise_config(gaps, d) == (gapped_tile ? pick : choose_rowwise_config(padded, d)));
-            const std::vector<KernelConfig> candidates = rowwise_candidates(dense, d);
-            REQUIRE(!candidates.empty());
-            CHECK(candidates.front() == pick);
-            const auto tiles = std::count_if(candidates.begin(), candidates.end(), [](const KernelConfig& c) {
-              return c.algorithm == Algorithm::kFlatTile;
-            });
-            if (cols <= kFlatTileMaxCols) {
-              CHECK(tiles >= 2);
-              ++with_tiles;
-            } else {
-              CHECK(tiles == 0);
-            }
-            for (const KernelConfig& c : rowwise_candidates(padded, d)) CHECK(c.algorithm != Algorithm::kFlatTile);
-            for (const KernelConfig& c : candidates) CHECK(why_not_rowwise(dense, d, c) == "");
-            if (gaps.narrow_gaps && cols <= kFlatTileMaxCols) {
-              const std::vector<KernelConfig> gapped = rowwise_candidates(gaps, d);
-              CHECK(std::count_if(gapped.begin(), gapped.end(),
-                                  [](const KernelConfig& c) { return c.algorithm == Algorithm::kFlatTile; }) >= 2);
-              for (const KernelConfig& c : gapped) CHECK(why_not_rowwise(gaps, d, c) == "");
-            }
-          }
-  }
-  CHECK(picked > 0);
-  MESSAGE(with_tiles << " dense narrow problems with flat_tile candidates, " << picked << " picked");
-}
-
-TEST_CASE("rows of narrow gaps take flat_tile where narrow and many, as measured") {
-  const DeviceProps d = nominal_device(90);
-  const auto gapped = [](DType in, DType out, std::int64_t rows, std::int64_t cols) {
-    RowwiseProblem p = dense_problem(RowOp::kSoftmax, in, out, rows, cols);
-    p.dense = false;
-    p.narrow_gaps = true;
-    return p;
-  };
-  const auto tile = [&](const RowwiseProblem& p) {
-    return choose_rowwise_config(p, d).algorithm == Algorithm::kFlatTile;
-  };
-  // Shapes of the sweep that ran faster as tiles: bf16 2082935 x 15 (21 -> 63% of copy), f16 -> fp32 8761058 x 5.
-  CHECK(tile(gapped(DType::kBF16, DType::kBF16, 2082935, 15)));
-  CHECK(tile(gapped(DType::kF16, DType::kF32, 8761058, 5)));
-  // Slower as tiles: fp32 819214 x 76 (70 -> 60%), bf16 7298 x 24 (1.9 -> 3.8 us), fp32 1491 x 7.
-  CHECK_FALSE(tile(gapped(DType::kF32, DType::kF32, 819214, 76)));
-  CHECK_FALSE(tile(gapped(DType::kBF16, DType::kF16, 7298, 24)));
-  CHECK_FALSE(tile(gapped(DType::kF32, DType::kBF16, 1491, 7)));
 }
 
 TEST_CASE("a flat_tile config reads and writes as the others do") {

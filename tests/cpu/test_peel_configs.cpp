@@ -170,7 +170,7 @@ TEST_CASE("dense 16-bit rows off the alignment that block_online would read twic
     CHECK_FALSE((choose_rowwise_config(padded, h100).algorithm == Algorithm::kBlockSplit &&
                  choose_rowwise_config(padded, h100).peel));
   }
-  // fp32 rows keep block_online: peeled, it ran slower there, and block_split peeled is unmeasured.
+  // fp32 rows keep block_online (peeled, being dense): block_split peeled is unmeasured for them.
   const RowwiseProblem fp32{RowOp::kSoftmax, DType::kF32, DType::kF32, 68, 57047, 1, true};
   CHECK(choose_rowwise_config(fp32, h100).algorithm != Algorithm::kBlockSplit);
 }

@@ -101,7 +101,9 @@ bool gapped_rows_tile(const RowwiseProblem& p, const DeviceProps& d, const Kerne
 /// lies off the input's grid ran 1.2-2x slower than block_online, their staged shares stored
 /// element by element (docs/experiments/wide-row-kernels.md).
 std::optional<KernelConfig> peeled_split(const RowwiseProblem& p, const DeviceProps& d) {
-  if (!p.dense || !peels_online(p) || row_bytes(p) < kSplitPickRowBytes) return std::nullopt;
+  // 16-bit only: the fp32 rows peels_online takes are too wide for block_regs, so two of them never
+  // fit an SM's shared memory, and block_split peeled is unmeasured for fp32.
+  if (!p.dense || !half_input(p) || !peels_online(p) || row_bytes(p) < kSplitPickRowBytes) return std::nullopt;
   const int pack = widest_pack(p);
   const RowwiseProblem span = peeled_span(p, pack);
   KernelConfig split = fit_split(span, d, pack);
