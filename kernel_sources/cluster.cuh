@@ -2,23 +2,26 @@
 // The cluster algorithm: several blocks per row (sm_90 thread-block clusters), each of the
 // Cluster blocks keeping one slice of the row in registers, the row's statistics combined
 // through distributed shared memory. For few very wide rows this puts Cluster SMs on each row
-// instead of one, and still reads and writes every element once.
+// instead of one, and still reads and writes every element once. Peeled (Io::peel), each slice
+// lies on its own vector grid and is stored as row_regs stores a peeled row.
 #pragma once
 
 #include "grid_dependency.cuh"
 #include "held_row.cuh"
 #include "l2_prefetch.cuh"
 #include "row_layout.cuh"
+#include "row_regs.cuh"
 
 namespace kjit {
 
 /// A block's slice of the row (pack_slice_cols) and a thread's share of it.
-template <typename In, int Cols, int Pack, int Threads, int Cluster>
+template <typename In, int Cols, int Pack, int Threads, int Cluster, bool Peel>
 struct ClusterShape
     : HeldShape<In, Pack, Threads, Threads,
-                static_cast<int>(row_share_values(pack_slice_cols(Cols, Pack, Cluster), Pack, Threads))> {
+                static_cast<int>(row_share_values(cluster_share_cols(Cols, Pack, Cluster, Peel), Pack, Threads))> {
   static constexpr int kSliceCols = static_cast<int>(pack_slice_cols(Cols, Pack, Cluster));
-  static constexpr int kPacks = static_cast<int>(row_share_values(kSliceCols, Pack, Threads)) / Pack;
+  static constexpr int kPacks =
+      static_cast<int>(row_share_values(cluster_share_cols(Cols, Pack, Cluster, Peel), Pack, Threads)) / Pack;
 };
 
 /// Asks L2 for the block's slice of its first row before the grid-dependency wait
@@ -33,16 +36,16 @@ __device__ __forceinline__ void prefetch_block_slice(const RowParams& params, in
 }
 
 template <int Op, typename Io, int Cols, int Pack, int Threads, int Cluster>
-__global__ void __launch_bounds__(Threads, ClusterShape<typename Io::in, Cols, Pack, Threads, Cluster>::kMinBlocks)
+__global__ void __launch_bounds__(Threads,
+                                  ClusterShape<typename Io::in, Cols, Pack, Threads, Cluster, Io::peel>::kMinBlocks)
 cluster(const RowParams params) {
   typedef typename Io::in In;
   typedef typename Io::out Out;
-  static_assert(!Io::peel, "cluster: rows are not peeled (KernelConfig::peel)");
   typedef RowMath<Op> Math;
   static_assert(Cluster >= 2 && Cluster <= kMaxClusterBlocks, "cluster: 2..16 blocks per row");
   static_assert(Pack * sizeof(In) <= kMaxPackBytes && Pack * sizeof(Out) <= kMaxPackBytes,
                 "cluster: a pack is at most 16 bytes");
-  typedef ClusterShape<In, Cols, Pack, Threads, Cluster> Shape;
+  typedef ClusterShape<In, Cols, Pack, Threads, Cluster, Io::peel> Shape;
   constexpr int kSliceCols = Shape::kSliceCols;
   constexpr int kPacks = Shape::kPacks;
   typedef HeldRow<Op, In, kPacks, Pack, Shape::kWords> Held;
@@ -64,7 +67,12 @@ cluster(const RowParams params) {
   for (long long row = blockIdx.x / Cluster; row < params.rows; row += clusters, parity ^= 1) {
     const In* in = static_cast<const In*>(params.in) + row * params.in_stride;
     Held held;
-    load_share(held, in, slice_begin + threadIdx.x * Pack, Threads * Pack, slice_end);
+    // Peeled, the slice is a row of its own: columns and leads count from its start.
+    int lead = 0;
+    if constexpr (Io::peel)
+      lead = load_row_share<true, Pack, Threads>(held, in + slice_begin, threadIdx.x, slice_end - slice_begin);
+    else
+      load_share(held, in, slice_begin + threadIdx.x * Pack, Threads * Pack, slice_end);
     float first = held.own_first();
     float finished = 0.0f, factor = 0.0f;
     if constexpr (Math::kTwoStats) {
@@ -79,10 +87,15 @@ cluster(const RowParams params) {
       first = row_all_reduce<Threads, Cluster>(first, slots, parity, typename Math::FirstOp());
     }
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
+    if constexpr (Io::peel) {
+      constexpr bool kRealign = realigns_share(Shape::kRegisters, Shape::kWords);
+      store_peeled_share<Pack, Threads, kRealign>(held, out + slice_begin, slice_end - slice_begin, threadIdx.x, lead,
+                                                  first, finished, factor);
+    } else {
 #pragma unroll
-    for (int p = 0; p < kPacks; ++p)
-      held.store(p, out, slice_begin + (p * Threads + threadIdx.x) * Pack, slice_end, first,
-                 finished, factor);
+      for (int p = 0; p < kPacks; ++p)
+        held.store(p, out, slice_begin + (p * Threads + threadIdx.x) * Pack, slice_end, first, finished, factor);
+    }
     if constexpr (Op == kOpReduceScale) {
       if (params.scale_out != nullptr && rank == 0 && threadIdx.x == 0) params.scale_out[row] = first;
     }

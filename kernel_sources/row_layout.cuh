@@ -6,6 +6,7 @@
 
 #include "host_device.cuh"
 #include "row_params.cuh"
+#include "row_peel.cuh"
 
 namespace kjit {
 
@@ -24,6 +25,18 @@ constexpr int kMaxHeldRegisters = 64;
 /// vector accesses stay aligned; the last slice is the shorter.
 KJIT_HOST_DEVICE constexpr long long pack_slice_cols(long long cols, int pack, int blocks) {
   return ((cols + blocks - 1) / blocks + pack - 1) / pack * pack;
+}
+
+/// Columns a thread's share of a slice is sized for (the cluster kernel): the slice, or peeled,
+/// its span at the worst shift (peeled_cols).
+KJIT_HOST_DEVICE constexpr long long cluster_share_cols(long long cols, int pack, int blocks, bool peel) {
+  return peel ? peeled_cols(pack_slice_cols(cols, pack, blocks), pack) : pack_slice_cols(cols, pack, blocks);
+}
+
+/// Elements a block keeps of its slice in shared memory (row_smem): the slice, and peeled, the
+/// vector more that its span at the worst shift takes.
+KJIT_HOST_DEVICE constexpr long long smem_slice_cols(long long cols, int pack, int blocks, bool peel) {
+  return pack_slice_cols(cols, pack, blocks) + (peel ? pack : 0);
 }
 
 /// The same for kernels that move slices by bulk copies (row_stream, row_ring): every slice

@@ -44,9 +44,9 @@ __device__ __forceinline__ int load_row_share(Held& held, const typename Held::I
 /// each lane stores the output vector that starts realign_shift into its pack, completed by the
 /// next lane's values (a shuffle), and the lanes at a run's ends the parts no such vector covers
 /// (realigned_store).
-template <int Cols, int Pack, int Group, typename Held, typename Out>
-__device__ __forceinline__ void store_realigned_share(const Held& held, Out* out, int lane, int in_lead, int shift,
-                                                      float first, float finished, float factor) {
+template <int Pack, int Group, typename Held, typename Out>
+__device__ __forceinline__ void store_realigned_share(const Held& held, Out* out, int cols, int lane, int in_lead,
+                                                      int shift, float first, float finished, float factor) {
   constexpr int kRun = shuffle_run(Group);
   static_assert(32 % kRun == 0, "store_realigned_share: groups split warps evenly");
   const RealignedStore part = realigned_store(lane % kRun, kRun);
@@ -57,27 +57,28 @@ __device__ __forceinline__ void store_realigned_share(const Held& held, Out* out
     const int col = static_cast<int>(vector_column(p * Group + lane, Pack, in_lead));
     float values[Pack];
     held.outputs(p, first, finished, factor, values);
-    store_realigned_pack<Out, Pack, kRun>(out, col, Cols, values, shift, part, run_lanes);
+    store_realigned_pack<Out, Pack, kRun>(out, col, cols, values, shift, part, run_lanes);
   }
 }
 
-/// Writes a thread's share of a peeled row: each pack whole where the output shares the input's
-/// grid (output_on_input_grid), realigned where it does not (packs of a word or more, Realign).
-template <int Cols, int Pack, int Group, bool Realign, typename Held, typename Out>
-__device__ __forceinline__ void store_peeled_share(const Held& held, Out* out, int lane, int in_lead, float first,
-                                                   float finished, float factor) {
+/// Writes a thread's share of a peeled row (or slice) of `cols`: each pack whole where the output
+/// shares the input's grid (output_on_input_grid), realigned where it does not (packs of a word or
+/// more, Realign).
+template <int Pack, int Group, bool Realign, typename Held, typename Out>
+__device__ __forceinline__ void store_peeled_share(const Held& held, Out* out, int cols, int lane, int in_lead,
+                                                   float first, float finished, float factor) {
   const int out_lead = row_lead(reinterpret_cast<unsigned long long>(out), sizeof(Out), Pack);
   const bool on_grid = output_on_input_grid(in_lead, out_lead);
   if constexpr (Realign && Pack > 1 && PackBits<Out, Pack>::kBytes >= 4) {
     if (!on_grid) {
-      store_realigned_share<Cols, Pack, Group>(held, out, lane, in_lead, realign_shift(in_lead, out_lead, Pack),
-                                               first, finished, factor);
+      store_realigned_share<Pack, Group>(held, out, cols, lane, in_lead, realign_shift(in_lead, out_lead, Pack),
+                                         first, finished, factor);
       return;
     }
   }
 #pragma unroll
   for (int p = 0; p < Held::kPacks; ++p)
-    held.store_peeled(p, out, static_cast<int>(vector_column(p * Group + lane, Pack, in_lead)), Cols, first,
+    held.store_peeled(p, out, static_cast<int>(vector_column(p * Group + lane, Pack, in_lead)), cols, first,
                       finished, factor, on_grid);
 }
 
@@ -151,7 +152,7 @@ __device__ __forceinline__ void row_regs(const RowParams params) {
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride;
     if constexpr (Io::peel) {
       constexpr bool kRealign = realigns_share(Shape::kRegisters, Shape::kWords);
-      store_peeled_share<Cols, Pack, Group, kRealign>(held, out, lane, lead, first, finished, factor);
+      store_peeled_share<Pack, Group, kRealign>(held, out, Cols, lane, lead, first, finished, factor);
     } else {
 #pragma unroll
       for (int p = 0; p < kPacks; ++p)

@@ -50,8 +50,9 @@ inline std::int64_t row_registers(const RowwiseProblem& p, const KernelConfig& c
       return share_registers(p, span, c.pack, c.group);
     }
     case Algorithm::kCluster: {
+      // A peeled slice, like a peeled row, starts up to pack - 1 elements into its first vector.
       const std::int64_t slice = ceil_div(ceil_div(p.cols, c.cluster), c.pack) * c.pack;
-      return share_registers(p, slice, c.pack, c.threads);
+      return share_registers(p, c.peel ? slice + c.pack - 1 : slice, c.pack, c.threads);
     }
     case Algorithm::kBlockSplit: {
       const std::int64_t span = c.peel ? p.cols + c.pack - 1 : p.cols;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The peeled kernels (KernelConfig::peel: warp, block_regs, block_split, block_online) compile under NVRTC for
-// sm_80 and sm_90 at every pack each dtype pair allows, floats and 16-bit words held, for every op;
+// sm_80 and sm_90 at every pack each dtype pair allows, floats and 16-bit words held, for every op, and the
+// slice kernels (block_smem, cluster, cluster_smem) at the widest pack for sm_90;
 // the shift of each side is a run-time value, so one kernel serves every shift class. The tuner's
 // peeled candidates at misaligned shapes of real models compile without spilling. Needs NVRTC only.
 #include <doctest/doctest.h>
@@ -67,6 +68,8 @@ void add(std::vector<Variant>& variants, int arch, Algorithm algorithm, RowOp op
 // shift; the block's is wide enough that 16-bit rows are held as words.
 constexpr std::int64_t kWarpCols = 77;
 constexpr std::int64_t kBlockCols = 4097;
+// Rows that clusters of blocks share, odd.
+constexpr std::int64_t kClusterCols = 40001;
 
 std::vector<Variant> every_pack() {
   std::vector<Variant> variants;
@@ -82,6 +85,12 @@ std::vector<Variant> every_pack() {
         for (RowOp op : {RowOp::kLogSoftmax, RowOp::kReduceScale})
           add(variants, arch, algorithm, op, pair, cols, widest(pair));
       }
+  // The slice kernels at the pick's pack: clusters need sm_90, and block_smem shares their code.
+  for (const Pair& pair : kPairs)
+    for (Algorithm algorithm : {Algorithm::kBlockSmem, Algorithm::kCluster, Algorithm::kClusterSmem})
+      for (RowOp op : {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale})
+        add(variants, 90, algorithm, op, pair, algorithm == Algorithm::kBlockSmem ? kBlockCols : kClusterCols,
+            widest(pair));
   return variants;
 }
 
@@ -101,7 +110,8 @@ std::string check_compiled(const Variant& v) {
 
 }  // namespace
 
-TEST_CASE("peeled warp, block_regs, block_split and block_online kernels compile at every pack for sm_80 and sm_90") {
+TEST_CASE("peeled warp, block_regs, block_split and block_online kernels compile at every pack for sm_80 and sm_90, "
+          "and the slice kernels at the widest") {
   std::vector<Variant> variants = every_pack();
   test::compile_variants(variants, kPoolThreads,
                          [](const Variant& v) { return rowwise_kernel_spec(v.problem, v.config); });
@@ -117,8 +127,9 @@ TEST_CASE("peeled warp, block_regs, block_split and block_online kernels compile
 
 TEST_CASE("the tuner's peeled candidates at odd widths of real models compile without spilling") {
   const DeviceProps h100 = nominal_device(90);
+  // The last: rows that clusters share, whose slices are peeled too.
   const std::int64_t shapes[][2] = {{65536, 49}, {100000, 99}, {16384, 197}, {8192, 577}, {4096, 4095},
-                                    {4096, 50257}, {8192, 32001}};
+                                    {4096, 50257}, {8192, 32001}, {32, 250001}};
   std::vector<Variant> variants;
   for (const Pair& pair : {kPairs[0], kPairs[1]})
     for (const auto& shape : shapes)

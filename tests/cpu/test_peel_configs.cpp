@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Peeled configs (KernelConfig::peel) on the host: which can run (any alignment, the widest pack,
-// warp, block_regs and block_split, shares sized for the worst shift), their completion, and the
+// every algorithm but stream, ring and flat_tile, shares sized for the worst shift), their completion, and the
 // tuner's candidates for rows off the alignment, and the pick's peeling (kPeelWarpMaxRowBytes).
 #include <doctest/doctest.h>
 
@@ -29,7 +29,7 @@ constexpr const auto& kDTypes = test::kCommonDTypePairs;
 
 }  // namespace
 
-TEST_CASE("peeled configs run any alignment at the widest pack, in warp, block_regs, block_split and block_online, "
+TEST_CASE("peeled configs run any alignment at the widest pack, in every algorithm but stream, ring and flat_tile, "
           "sized for the worst shift") {
   const DeviceProps h100 = nominal_device(90);
   const RowwiseProblem odd{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 1001, 1};
@@ -41,14 +41,25 @@ TEST_CASE("peeled configs run any alignment at the widest pack, in warp, block_r
   CHECK(why(odd, {Algorithm::kWarp, 4, 128, 32, 1}, true) == "");
   CHECK(why(odd, {Algorithm::kBlockRegs, 4, 128, 128, 1}, true) == "");
   CHECK(why(odd, {Algorithm::kWarp, 8, 128, 32, 1}, true).find("pack") != std::string::npos);
-  CHECK(why(odd, {Algorithm::kBlockSmem, 4, 512, 512, 1}, true).find("peel") != std::string::npos);
+  CHECK(why(odd, {Algorithm::kBlockSmem, 4, 512, 512, 1}, true) == "");
+  CHECK(why(odd, {Algorithm::kStream, 4, 256, 256, 1}, true).find("peel") != std::string::npos);
+  CHECK(why(odd, {Algorithm::kRing, 4, 256, 256, 1}, true).find("peel") != std::string::npos);
+  // Shared memory's realigned reads move whole words.
+  const RowwiseProblem odd_bf16{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 64, 40001, 1};
+  CHECK(why(odd_bf16, {Algorithm::kClusterSmem, 1, 512, 512, 2}, true).find("4 bytes") != std::string::npos);
+  CHECK(why(odd_bf16, {Algorithm::kClusterSmem, 8, 512, 512, 2}, true) == "");
   CHECK(why(odd, {Algorithm::kBlockOnline, 4, 512, 512, 1}, true) == "");
   CHECK(why(odd, {Algorithm::kBlockOnline, 4, 256, 256, 4}, true) == "");
   KernelConfig split{Algorithm::kBlockSplit, 4, 256, 256, 1};
   split.staged = 1;
   CHECK(why(odd, split, false).find("pack") != std::string::npos);
   CHECK(why(odd, split, true) == "");
-  CHECK(why(odd, {Algorithm::kCluster, 4, 256, 256, 2}, true).find("peel") != std::string::npos);
+  CHECK(why(odd, {Algorithm::kCluster, 4, 256, 256, 2}, true) == "");
+  // A peeled slice spans a vector more: 16384 fp32 columns over 2 blocks of 128 threads at pack 4
+  // are 64 values a thread, and peeled 68.
+  const RowwiseProblem slices{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 16384, 4};
+  CHECK(why(slices, {Algorithm::kCluster, 4, 128, 128, 2}, false) == "");
+  CHECK(why(slices, {Algorithm::kCluster, 4, 128, 128, 2}, true).find("64 values") != std::string::npos);
   // 2048 fp32 values over a warp at pack 4 are 64 a thread; a peeled row may span 2051.
   const RowwiseProblem full{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 2048, 1};
   CHECK(why(full, {Algorithm::kWarp, 1, 128, 32, 1}, false) == "");
@@ -69,8 +80,9 @@ namespace {
 /// under kPeelWarpMaxRowBytes; padded and offset rows off it that a block holds only peeled, with a
 /// share that stores realigned, are peeled in block_regs rather than read twice or staged in
 /// shared memory; 16-bit rows off it that block_online would read twice are peeled too
-/// (peels_online), in block_split where it holds them two blocks an SM (peeled_split); the rest keep
-/// the pack they allow.
+/// (peels_online), in block_split where it holds them two blocks an SM (peeled_split); on sm_90,
+/// many rows too wide for a block are peeled in cluster_smem (fp32 inputs) and in the cluster kernel
+/// (16-bit to fp32); the rest keep the pack they allow.
 void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   const KernelConfig pick = choose_rowwise_config(p, d);
   const bool misaligned = p.max_pack < widest;
@@ -83,6 +95,13 @@ void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   const bool online = pick.algorithm == Algorithm::kBlockOnline && rowwise::peels_online(p);
   const bool split = pick.algorithm == Algorithm::kBlockSplit && pick.peel;
   if (split) CHECK(rowwise::peels_online(p));
+  const bool slices = (pick.algorithm == Algorithm::kClusterSmem || pick.algorithm == Algorithm::kCluster) && pick.peel;
+  if (slices) {
+    CHECK(misaligned);
+    CHECK(rowwise::many_rows(p, d));
+    CHECK(d.arch >= 90);
+    CHECK(size_of(pick.algorithm == Algorithm::kClusterSmem ? p.in_dtype : p.out_dtype) == 4);
+  }
   // Some block of up to 1024 threads holds the peeled row with a share that stores realigned.
   bool realigning_block = false;
   for (KernelConfig c = peeled_regs.value_or(KernelConfig{}); peeled_regs && c.threads <= 1024; c.threads *= 2) {
@@ -91,7 +110,7 @@ void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   }
   const bool wide_peelable = !p.dense && misaligned && realigning_block;
   const bool wide = wide_peelable && pick.algorithm == Algorithm::kBlockRegs && pick.peel;
-  CHECK(pick.peel == ((peels && !tiled) || online || wide || split));
+  CHECK(pick.peel == ((peels && !tiled) || online || wide || split || slices));
   if (wide_peelable) {
     CHECK(pick.algorithm != Algorithm::kBlockOnline);
     CHECK(pick.algorithm != Algorithm::kClusterSmem);
@@ -102,7 +121,7 @@ void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   } else if (peels) {
     CHECK(pick.algorithm == (warp_row ? Algorithm::kWarp : Algorithm::kBlockRegs));
     CHECK(pick.pack == widest);
-  } else if (online || wide || split) {
+  } else if (online || wide || split || slices) {
     CHECK(pick.pack == widest);
   } else {
     CHECK(pick.pack <= p.max_pack);

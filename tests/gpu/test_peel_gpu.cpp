@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Peeled rows (KernelConfig::peel) forced on warp, block_regs, block_split and block_online (a
-// block a row at 1024 and 256 threads, and clusters of 4 blocks a row on sm_90) over views off the
+// Peeled rows (KernelConfig::peel) forced on warp, block_regs, block_split, block_online (a block a
+// row at 1024 and 256 threads, and clusters of 4 blocks a row on sm_90), and for rows of a
+// thousand columns and more block_smem and, on sm_90, cluster and cluster_smem, over views off the
 // vector alignment: every shift of the input with the output aligned and every shift of the output
 // with the input aligned, odd strides (each row its own shift, both sides together or apart, and in
 // place), every op, fp32 and 16-bit, against the float64 reference. Outputs start poisoned and
@@ -38,15 +39,23 @@ constexpr RowOp kOps[] = {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceSca
 // A warp's row, a row a warp holds at its last pack, and rows for a block (16-bit held as words).
 constexpr std::int64_t kCols[] = {49, 1000, 4097};
 
-// The peeled configs tried at each layout: algorithm, threads and cluster (0: the fit's).
+// The peeled configs tried at each layout: algorithm, threads and cluster (0: the fit's), and the
+// narrowest rows they take (slices of rows under a thousand columns are a few vectors).
 struct PeeledConfig {
   Algorithm algorithm;
   int threads = 0;
   int cluster = 0;
+  std::int64_t min_cols = 0;
 };
-constexpr PeeledConfig kConfigs[] = {{Algorithm::kWarp},       {Algorithm::kBlockRegs},
-                                     {Algorithm::kBlockSplit}, {Algorithm::kBlockOnline, 1024, 1},
-                                     {Algorithm::kBlockOnline, 256, 1}, {Algorithm::kBlockOnline, 256, 4}};
+constexpr PeeledConfig kConfigs[] = {{Algorithm::kWarp},
+                                     {Algorithm::kBlockRegs},
+                                     {Algorithm::kBlockSplit},
+                                     {Algorithm::kBlockOnline, 1024, 1},
+                                     {Algorithm::kBlockOnline, 256, 1},
+                                     {Algorithm::kBlockOnline, 256, 4},
+                                     {Algorithm::kBlockSmem, 256, 1, 1000},
+                                     {Algorithm::kCluster, 128, 2, 1000},
+                                     {Algorithm::kClusterSmem, 128, 4, 1000}};
 
 int widest(const Pair& p) { return 16 / std::max(size_of(p.in), size_of(p.out)); }
 
@@ -90,6 +99,7 @@ std::vector<std::string> run_peeled(Runtime& rt, RowBatch& batch, RowOp op, cons
   const RowwiseProblem problem{op, args.in_dtype, args.out_dtype, args.rows, args.cols, max_pack_for(args)};
   float* scale = op == RowOp::kReduceScale ? batch.scale_out() : nullptr;
   for (const PeeledConfig& each : kConfigs) {
+    if (args.cols < each.min_cols) continue;
     KernelConfig partial{each.algorithm};
     partial.threads = each.threads;
     partial.cluster = each.cluster;

@@ -100,6 +100,35 @@ void add_cluster_candidates(const RowwiseProblem& p, const DeviceProps& d, int p
   }
 }
 
+/// Rows off the alignment that clusters share: the cluster kernels peeled at the widest pack, each
+/// slice on its own vector grid, at the cluster sizes add_cluster_candidates takes.
+void add_peeled_cluster_candidates(const RowwiseProblem& p, const DeviceProps& d, std::vector<KernelConfig>& out) {
+  const int pack = widest_pack(p);
+  for (int cluster : {2, 4, 8, 16}) {
+    if (cluster == kMaxClusterBlocks && p.rows > d.sm_count) break;
+    for (int threads : register_threads(p, cluster_share_cols(p.cols, pack, cluster, true), pack)) {
+      KernelConfig regs{Algorithm::kCluster, pack, threads, threads, cluster};
+      regs.peel = true;
+      out.push_back(regs);
+      break;
+    }
+    // Rows that clusters of 16 still cut into slices over kClusterSmemMaxSliceBytes: one block an SM.
+    const std::int64_t slice_bytes = row_bytes(p) / cluster;
+    const bool widest_cluster = cluster == kMaxClusterBlocks || (cluster == 8 && p.rows > d.sm_count);
+    if (slice_bytes < kClusterSmemMinSliceBytes || (slice_bytes > kClusterSmemMaxSliceBytes && !widest_cluster))
+      continue;
+    for (int threads : {256, 512}) {
+      KernelConfig smem{Algorithm::kClusterSmem, pack, threads, threads, cluster};
+      smem.peel = true;
+      out.push_back(smem);
+      // With more rows than SMs, a cluster a row too (as add_cluster_candidates).
+      if (p.rows <= d.sm_count) continue;
+      smem.cluster_grid = ClusterGrid::kPerRow;
+      out.push_back(smem);
+    }
+  }
+}
+
 void add_stream_candidates(const RowwiseProblem& p, int pack, std::vector<KernelConfig>& out) {
   if (row_bytes(p) <= kStreamShortRowBytes) {
     const int group = stream_group(p, pack);
@@ -191,6 +220,11 @@ std::vector<KernelConfig> rowwise_candidates(const RowwiseProblem& p, const Devi
     if (clusters && p.rows >= d.sm_count) add_stream_candidates(p, pack, configs);
   }
   add_peeled_candidates(p, d, configs);
+  if (clusters && misaligned_rows(p) && p.cols >= kClusterMinCols) {
+    const bool peeled_fits_one_block =
+        held_registers_for(p, peeled_cols(p.cols, widest_pack(p)), widest_pack(p), 1024) <= kTargetHeldRegisters;
+    if (!peeled_fits_one_block || few_rows(p, d)) add_peeled_cluster_candidates(p, d, configs);
+  }
   add_flat_tile_candidates(p, configs);
   add_split_candidates(p, d, configs);
   add_online_candidates(p, d, configs);

@@ -210,6 +210,12 @@ bool share_realigns(const RowwiseProblem& p, const KernelConfig& c) {
                         holds_input_words(size_of(p.in_dtype), c.pack, c.group));
 }
 
+bool cluster_share_realigns(const RowwiseProblem& p, const KernelConfig& c) {
+  const std::int64_t share = cluster_share_cols(p.cols, c.pack, c.cluster, true);
+  return realigns_share(held_registers_for(p, share, c.pack, c.threads),
+                        holds_input_words(size_of(p.in_dtype), c.pack, c.threads));
+}
+
 std::optional<KernelConfig> fit_peeled(const RowwiseProblem& p, Algorithm algorithm) {
   const int pack = widest_pack(p);
   const RowwiseProblem span = peeled_span(p, pack);

@@ -125,6 +125,8 @@ RowwiseProblem peeled_span(const RowwiseProblem& p, int pack);
 /// Whether the register kernel of peeled config `c` stores realigned where a row's output starts
 /// elsewhere on the grid than its input (realigns_share, row_layout.cuh), as the kernel decides.
 bool share_realigns(const RowwiseProblem& p, const KernelConfig& c);
+/// The same for a peeled cluster config, whose threads share a slice of the row.
+bool cluster_share_realigns(const RowwiseProblem& p, const KernelConfig& c);
 /// A peeled warp or block_regs config (`algorithm`) at the widest pack, fitted to the row's span
 /// as the pick fits aligned rows; none where a thread's share would pass kTargetHeldRegisters.
 std::optional<KernelConfig> fit_peeled(const RowwiseProblem& p, Algorithm algorithm);

@@ -59,7 +59,7 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
   // loads. Loading the kernel replaces this with the occupancy the driver reports.
   shape.max_clusters = std::max(1, 2 * sm_count / shape.cluster);
   if (config.algorithm == Algorithm::kBlockSmem || config.algorithm == Algorithm::kClusterSmem)
-    shape.dynamic_smem = static_cast<int>(pack_slice_cols(problem.cols, config.pack, shape.cluster) *
+    shape.dynamic_smem = static_cast<int>(smem_slice_cols(problem.cols, config.pack, shape.cluster, config.peel) *
                                           size_of(problem.in_dtype));
   if (config.algorithm == Algorithm::kStream)
     shape.dynamic_smem = static_cast<int>(stream_smem_bytes(problem, config));

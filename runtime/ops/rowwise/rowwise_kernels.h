@@ -37,8 +37,16 @@ inline bool takes_row_groups(Algorithm algorithm) noexcept {
 
 /// Whether an algorithm lays rows over their own vector grids when KernelConfig::peel is set.
 inline bool takes_peel(Algorithm algorithm) noexcept {
-  return algorithm == Algorithm::kWarp || algorithm == Algorithm::kBlockRegs || algorithm == Algorithm::kBlockSplit ||
-         algorithm == Algorithm::kBlockOnline;
+  switch (algorithm) {
+    case Algorithm::kWarp:
+    case Algorithm::kBlockRegs:
+    case Algorithm::kBlockSplit:
+    case Algorithm::kBlockOnline:
+    case Algorithm::kBlockSmem:
+    case Algorithm::kCluster:
+    case Algorithm::kClusterSmem: return true;
+    default: return false;
+  }
 }
 
 /// Columns a thread's share is sized for (the kernels' kShareCols): a peeled row's span at its

@@ -41,7 +41,9 @@ std::optional<KernelConfig> few_rows_ring(const RowwiseProblem& p, const DeviceP
 ///    over slices of at most kOnlineMaxSliceCols, enough blocks a row to fill half the SMs
 ///    (online_cluster);
 ///  - more fp32 rows still: slices of up to 64 KB in shared memory over a cluster of 512-thread
-///    blocks, a cluster a row.
+///    blocks, a cluster a row; off the alignment, peeled at the widest pack (on the H100, `kjit
+///    tune --full`: reduce_scale fp32 1381 x 174389 711 us against 876 at pack 1, fp32 -> f16
+///    1700 x 95401 350 against 408).
 KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int pack) {
   const KernelConfig ring = ring_pick(p);
   if (ring_ahead(p, d) && ring_within(p, d, ring, 2)) return ring;
@@ -52,7 +54,34 @@ KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int 
   }
   if (!many_rows(p, d)) return online_for(p, online_cluster(p, d));
   const int cluster = std::max(2, smallest_cluster(row_bytes(p), kTargetSliceBytes));
-  return {Algorithm::kClusterSmem, pack, 512, 512, cluster, ClusterGrid::kPerRow};
+  KernelConfig smem{Algorithm::kClusterSmem, pack, 512, 512, cluster, ClusterGrid::kPerRow};
+  if (misaligned_rows(p)) {
+    smem.pack = widest_pack(p);
+    smem.peel = true;
+  }
+  return smem;
+}
+
+/// 16-bit rows to fp32 off the alignment, more than twice the SMs, too wide for a block's
+/// registers: the cluster kernel peeled at the widest pack (one read, where block_online reads
+/// twice), its threads doubled until their shares store realigned (cluster_share_realigns). On the
+/// H100, over one seed of the shape sweep, 5 such calls of 264-1112 rows (55793-170130 columns,
+/// padded and odd strides) ran 6-18 points of copy faster than peeled block_online; at 2052 rows
+/// (planned as 4096), where block_online holds a row a block, 16 points slower, so rows past
+/// kOnlineRowABlockRows keep it. Over same-size 16-bit rows the peeled cluster kernel ran behind
+/// block_online (`kjit tune --full`: bf16 538 x 390573, f16 391 x 109363).
+std::optional<KernelConfig> peeled_cluster_rows(const RowwiseProblem& p, const DeviceProps& d) {
+  if (!has_clusters(d) || !half_input(p) || size_of(p.out_dtype) != 4 || !misaligned_rows(p) || !many_rows(p, d))
+    return std::nullopt;
+  if (p.rows > kOnlineRowABlockRows * d.sm_count && online_cluster(p, d) == 1) return std::nullopt;
+  KernelConfig cluster = fit_cluster(p, d, widest_pack(p));
+  cluster.peel = true;
+  while (!cluster_share_realigns(p, cluster) && cluster.threads < 1024) {
+    cluster.threads *= 2;
+    cluster.group = cluster.threads;
+  }
+  if (!cluster_share_realigns(p, cluster) || !why_not_rowwise(p, d, cluster).empty()) return std::nullopt;
+  return cluster;
 }
 
 /// Dense rows off the alignment on their own vector grids at the widest pack, in a warp's
@@ -172,6 +201,7 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
     return regs;
   if (const std::optional<KernelConfig> peeled = peeled_wide_rows(p)) return *peeled;
   if (const std::optional<KernelConfig> split = peeled_split(p, d)) return *split;
+  if (const std::optional<KernelConfig> cluster = peeled_cluster_rows(p, d)) return *cluster;
   if (clusters) {
     KernelConfig wide = wide_row_config(p, d, pack);
     if (why_not_rowwise(p, d, wide).empty()) return wide;

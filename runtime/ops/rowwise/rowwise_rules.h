@@ -39,6 +39,9 @@ constexpr std::int64_t kOnlineMinSliceBytes = 16 * 1024;
 ///    12 points of copy at bf16 -> fp32 488 x 55793 (docs/experiments/wide-row-kernels.md).
 constexpr std::int64_t kOnlineMaxSliceCols = 128 * 1024;
 constexpr std::int64_t kOnlineFullBlockSliceBytes = 64 * 1024;
+/// Rows per SM past which block_online, a block a row, kept 16-bit rows to fp32 that the peeled
+/// cluster kernel takes below (peeled_cluster_rows in rowwise_pick.cpp).
+constexpr std::int64_t kOnlineRowABlockRows = 16;
 /// block_split is a candidate from this many bytes a row on (a warp or a small block holds
 /// narrower rows in registers anyway), and the pick from kSplitPickRowBytes on (narrower rows
 /// run level with a block of registers).

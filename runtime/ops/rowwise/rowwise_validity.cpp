@@ -25,7 +25,7 @@ std::string why_not_threads(const KernelConfig& c) {
     return "cluster_grid per_row applies to the cluster and cluster_smem algorithms only";
   if (c.staged != 0 && c.algorithm != Algorithm::kBlockSplit) return "staged applies to block_split only";
   if (c.peel && !takes_peel(c.algorithm))
-    return "peel applies to warp, block_regs, block_split and block_online only";
+    return "peel applies to warp, block_regs, block_split, block_online, block_smem, cluster and cluster_smem only";
   return {};
 }
 
@@ -48,7 +48,9 @@ std::string why_not_smem(const RowwiseProblem& p, const DeviceProps& d, const Ke
     if (c.cluster < 2 || c.cluster > kMaxClusterBlocks) return "cluster_smem: 2..16 blocks per row";
     if (p.rows * c.cluster > 0x7fffffff) return "cluster_smem: too many rows for one grid";
   }
-  const auto bytes = pack_slice_cols(p.cols, c.pack, c.cluster) * size_of(p.in_dtype);
+  if (c.peel && c.pack * size_of(p.in_dtype) < 4)
+    return std::string(to_string(c.algorithm)) + ": a peeled input pack must be at least 4 bytes";
+  const auto bytes = smem_slice_cols(p.cols, c.pack, c.cluster, c.peel) * size_of(p.in_dtype);
   if (bytes + kSmemReserve > d.max_smem_per_block)
     return std::string(to_string(c.algorithm)) + ": a slice needs " + std::to_string(bytes) +
            " bytes of shared memory; the device has " + std::to_string(d.max_smem_per_block);
@@ -67,7 +69,7 @@ std::string why_not_cluster(const RowwiseProblem& p, const DeviceProps& d, const
   if (!has_clusters(d)) return "cluster: needs sm_90 or newer";
   if (c.cluster < 2 || c.cluster > kMaxClusterBlocks) return "cluster: 2..16 blocks per row";
   if (p.rows * c.cluster > 0x7fffffff) return "cluster: too many rows for one grid";
-  if (!fits_registers(p, c, pack_slice_cols(p.cols, c.pack, c.cluster), kMaxHeldRegisters))
+  if (!fits_registers(p, c, cluster_share_cols(p.cols, c.pack, c.cluster, c.peel), kMaxHeldRegisters))
     return "cluster: more than 64 values per thread (128 of 16 bits, held two to a register)";
   return {};
 }
