@@ -12,6 +12,11 @@
 // Cluster peers exchange (max, sum) through mbarrier inboxes, so the producer never has to meet
 // the consumers at a cluster barrier.
 //
+// Peeled (Io::peel), a slice lies on its row's 16-byte grid (row_peel.cuh): chunks are cut from the
+// grid vector its start falls in, bulk copies move the whole vectors, and the consumers load and
+// store the head's and tail's vectors element by element. A row whose output starts elsewhere on
+// the grid is stored from registers element by element, not by bulk copies.
+//
 // Rows go to clusters one at a time from a counter in global memory (RowParams::row_claims),
 // so a cluster that runs ahead takes more of them: with fixed shares, clusters given the same
 // rows finished apart and the kernel lasted until the last (docs/experiments/row-scheduling.md).
@@ -30,17 +35,19 @@
 #include "held_row.cuh"
 #include "l2_prefetch.cuh"
 #include "pack.cuh"
+#include "peeled_pack.cuh"
 #include "ring_layout.cuh"
 #include "row_math.cuh"
+#include "row_peel.cuh"
 
 namespace kjit {
 
 /// A block's row slice cut into chunks, the Group consumer threads of a group (one of Threads /
 /// Group) holding packs t, t + Group, ... of each chunk, and the ring of chunks (ring_shape).
-template <int Op, typename In, int Cols, int Threads, int Group, int Cluster>
+template <int Op, typename In, int Cols, int Threads, int Group, int Cluster, bool Peel>
 struct RingLayout {
   static constexpr RingShape kShape =
-      ring_shape(Cols, static_cast<int>(sizeof(In)), Op, Cluster, Threads, Group);
+      ring_shape(Cols, static_cast<int>(sizeof(In)), Op, Cluster, Threads, Group, Peel);
   static constexpr int kPack = kBulkUnitBytes / static_cast<int>(sizeof(In));
   static constexpr int kSliceCols = static_cast<int>(kShape.slice_cols);
   static constexpr int kChunks = static_cast<int>(kShape.chunks);  // per row slice
@@ -157,6 +164,21 @@ struct RowClaimer {
   }
 };
 
+/// Where a row's slice lies on its grid: columns count from the grid vector the slice's start falls
+/// in (`lead` elements before it, 0 unless peeled), and the whole vectors the bulk copies move are
+/// [body_begin, body_end) of them.
+struct SliceGrid {
+  int lead;
+  int body_begin;
+  int body_end;
+};
+
+template <bool Peel, int Pack, typename T>
+__device__ __forceinline__ SliceGrid slice_grid(const T* slice, int slice_cols) {
+  const int lead = Peel ? row_lead(reinterpret_cast<unsigned long long>(slice), sizeof(T), Pack) : 0;
+  return {lead, lead > 0 ? Pack : 0, (lead + slice_cols) / Pack * Pack};
+}
+
 /// Which chunk of the block's sequence (row after row, kChunks each) goes where: chunk g of the
 /// sequence uses slot g % kRingChunks, in that slot's (g / kRingChunks)-th phase.
 template <typename Layout>
@@ -171,9 +193,9 @@ struct RingSchedule {
 /// The producer lane: fills the ring in sequence order and, for bulk stores, writes each chunk
 /// the consumers hand back. A slot is refilled once its previous chunk is free: read by the
 /// consumers, or (bulk stores) read out by its store, which is given a chunk's time first.
-template <typename Layout, int Cluster, int Groups, typename In, typename Out>
+template <typename Layout, bool Peel, int Cluster, int Groups, typename In, typename Out>
 __device__ __forceinline__ void ring_producer(const RowParams& params, const RowSequence& sequence,
-                                              int slice_begin, int bulk_end, In* ring, BulkBarrier* landed,
+                                              int slice_begin, int slice_cols, In* ring, BulkBarrier* landed,
                                               CountBarrier* drained) {
   typedef RingSchedule<Layout> Schedule;
   // The rows of the sequence, asked for in order: chunk g is real while its row is.
@@ -194,20 +216,28 @@ __device__ __forceinline__ void ring_producer(const RowParams& params, const Row
     past_rows = g / Layout::kChunks;
     return false;
   };
-  auto chunk_bytes = [&](long long g, int size) {
-    const int begin = Schedule::chunk_of(g) * Layout::kChunkCols;
-    const int end = begin + Layout::kChunkCols < bulk_end ? begin + Layout::kChunkCols : bulk_end;
-    return static_cast<unsigned>(end > begin ? (end - begin) * size : 0);
+  constexpr int kPack = Layout::kPack;
+  // The whole vectors of chunk g of its row's slice on the grid `grid`: [begin, end) of its columns.
+  auto chunk_body = [&](long long g, const SliceGrid& grid) {
+    const int first = Schedule::chunk_of(g) * Layout::kChunkCols;
+    const int begin = first > grid.body_begin ? first : grid.body_begin;
+    const int last = first + Layout::kChunkCols;
+    return int2{begin, last < grid.body_end ? last : grid.body_end};
   };
-  auto column = [&](long long g) { return slice_begin + Schedule::chunk_of(g) * Layout::kChunkCols; };
   auto slot = [&](long long g) { return ring + Schedule::slot_of(g) * Layout::kChunkCols; };
+  auto slice_in = [&](long long g) {
+    return static_cast<const In*>(params.in) + row_of(g) * params.in_stride + slice_begin;
+  };
   auto load = [&](long long g) {
     BulkBarrier& barrier = landed[Schedule::slot_of(g)];
-    const unsigned bytes = chunk_bytes(g, sizeof(In));
+    const In* in = slice_in(g);
+    const SliceGrid grid = slice_grid<Peel, kPack>(in, slice_cols);
+    const int2 body = chunk_body(g, grid);
+    const unsigned bytes = body.y > body.x ? static_cast<unsigned>((body.y - body.x) * sizeof(In)) : 0u;
     barrier.expect_bytes(bytes);
     if (bytes > 0)
-      bulk_load(slot(g), static_cast<const In*>(params.in) + row_of(g) * params.in_stride + column(g),
-                bytes, barrier);
+      bulk_load(slot(g) + (body.x - Schedule::chunk_of(g) * Layout::kChunkCols), in - grid.lead + body.x, bytes,
+                barrier);
   };
   for (long long g = 0; g < Layout::kRingChunks && real(g); ++g) load(g);
   if constexpr (!Layout::kBulkStores) {
@@ -219,10 +249,16 @@ __device__ __forceinline__ void ring_producer(const RowParams& params, const Row
   } else {
     for (long long g = 0; real(g); ++g) {
       drained[Schedule::slot_of(g)].wait(Schedule::phase_of(g));
-      const unsigned bytes = chunk_bytes(g, sizeof(Out));
-      if (bytes > 0)
-        bulk_store(static_cast<Out*>(params.out) + row_of(g) * params.out_stride + column(g), slot(g),
-                   bytes);
+      // Outputs on the input's grid went back into the chunk; the others, realigned, went out from
+      // the consumers' registers.
+      const SliceGrid grid = slice_grid<Peel, kPack>(slice_in(g), slice_cols);
+      Out* out = static_cast<Out*>(params.out) + row_of(g) * params.out_stride + slice_begin;
+      if (!Peel || output_on_input_grid(grid.lead, slice_grid<Peel, kPack>(out, slice_cols).lead)) {
+        const int2 body = chunk_body(g, grid);
+        if (body.y > body.x)
+          bulk_store(out - grid.lead + body.x, slot(g) + (body.x - Schedule::chunk_of(g) * Layout::kChunkCols),
+                     static_cast<unsigned>((body.y - body.x) * sizeof(Out)));
+      }
       bulk_commit();
       if (g >= 1 && real(g - 1 + Layout::kRingChunks)) {
         // The chunk before this one has been read out. Its consumers' staged outputs came first
@@ -300,9 +336,8 @@ __global__ void __launch_bounds__(Threads + kRingProducerThreads, 1)
 ring(const RowParams params) {
   typedef typename Io::in In;
   typedef typename Io::out Out;
-  static_assert(!Io::peel, "ring: rows are not peeled (KernelConfig::peel)");
   typedef RowMath<Op> Math;
-  typedef RingLayout<Op, In, Cols, Threads, Group, Cluster> Layout;
+  typedef RingLayout<Op, In, Cols, Threads, Group, Cluster, Io::peel> Layout;
   typedef RingSchedule<Layout> Schedule;
   constexpr int kPack = Layout::kPack;
   constexpr int kChunkPacks = Layout::kChunkPacks;
@@ -330,7 +365,7 @@ ring(const RowParams params) {
   const int slice_begin = static_cast<int>(rank) * Layout::kSliceCols;
   const int slice_cols = Cols - slice_begin < Layout::kSliceCols ? Cols - slice_begin : Layout::kSliceCols;
   // The last slice may end off a 16-byte boundary: its last partial pack goes through ordinary
-  // accesses.
+  // accesses (and peeled, the first too).
   const int bulk_end = slice_cols / kPack * kPack;
   // Claimed rows after a fixed first one (see RowSequence); without a counter, all fixed.
   const RowSequence sequence{params.row_claims, params.rows, blockIdx.x / Cluster, gridDim.x / Cluster, rank,
@@ -357,7 +392,8 @@ ring(const RowParams params) {
   start_after_prior_grids();
   if (threadIdx.x >= Threads) {
     if (threadIdx.x == Threads)
-      ring_producer<Layout, Cluster, kGroups, In, Out>(params, sequence, slice_begin, bulk_end, ring, landed, drained);
+      ring_producer<Layout, Io::peel, Cluster, kGroups, In, Out>(params, sequence, slice_begin, slice_cols, ring,
+                                                                 landed, drained);
     return;
   }
 
@@ -370,7 +406,11 @@ ring(const RowParams params) {
     const long long g0 = j * Layout::kChunks;
     const In* in = static_cast<const In*>(params.in) + row * params.in_stride + slice_begin;
     Out* out = static_cast<Out*>(params.out) + row * params.out_stride + slice_begin;
-    auto column = [&](int p) { return (p / kChunkPacks) * Layout::kChunkCols + ((p % kChunkPacks) * Group + t) * kPack; };
+    // Pack p's first column on the slice's grid (from the vector its start falls in, peeled).
+    auto column = [&](int p) {
+      return (p / kChunkPacks) * Layout::kChunkCols + ((p % kChunkPacks) * Group + t) * kPack;
+    };
+    const SliceGrid grid = slice_grid<Io::peel, kPack>(in, slice_cols);
     auto chunk_packs = [&](int k) { return ring + Schedule::slot_of(g0 + k) * Layout::kChunkCols; };
 
     Held held;
@@ -391,7 +431,8 @@ ring(const RowParams params) {
 #pragma unroll
       for (int q = 0; q < kChunkPacks; ++q) {
         const int p = k * kChunkPacks + q;
-        if (column(p) < bulk_end) held.take(p, packs + q * Group + t);
+        if (column(p) >= grid.body_begin && column(p) < grid.body_end) held.take(p, packs + q * Group + t);
+        else if constexpr (Io::peel) held.load_peeled(p, in, column(p) - grid.lead, slice_cols);
         else held.load(p, in, column(p), slice_cols);
         if constexpr (!Held::kHoldsWords) first = typename Math::FirstOp()(first, pack_first<Math>(held.v[p]));
       }
@@ -419,6 +460,12 @@ ring(const RowParams params) {
                                                                                  rank, t, inbox, peer_stats).max;
     }
 
+    // Peeled, outputs that start elsewhere on the grid than the inputs go out from registers,
+    // element by element: realigned stores took registers that spilled beside the held values, and
+    // ran 1.7-1.9x slower than block_online (the heuristic peels the ring only where leads match).
+    bool on_grid = true;
+    if constexpr (Io::peel)
+      on_grid = grid.lead == row_lead(reinterpret_cast<unsigned long long>(out), sizeof(Out), kPack);
 #pragma unroll
     for (int k = 0; k < Layout::kChunks; ++k) {
       const unsigned slot_address = shared_address(chunk_packs(k));
@@ -427,8 +474,10 @@ ring(const RowParams params) {
         const int p = k * kChunkPacks + q;
         float o[kPack];
         held.outputs(p, first, finished, factor, o);
-        if (!Layout::kBulkStores || column(p) >= bulk_end) {
-          if (column(p) < slice_cols) store_pack_words<Out, kPack>(out, column(p), slice_cols, o);
+        const bool in_body = column(p) >= grid.body_begin && column(p) < grid.body_end;
+        if (!Layout::kBulkStores || !in_body || !on_grid) {
+          if constexpr (Io::peel) store_peeled_words<Out, kPack>(out, column(p) - grid.lead, slice_cols, o, on_grid);
+          else if (column(p) < slice_cols) store_pack_words<Out, kPack>(out, column(p), slice_cols, o);
         } else {
           unsigned words[4];
           pack_words<Out, kPack>(o, words);

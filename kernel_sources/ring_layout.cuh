@@ -46,20 +46,23 @@ struct RingShape {
 
 /// The layout of a ring of `threads` consumer threads in groups of `group_threads` (one group,
 /// or two taking turns where group_threads < threads) over rows of `cols` split over `blocks`.
-/// Without a group (group_threads <= 0) or a slice, only the slice and the ring are set.
+/// Without a group (group_threads <= 0) or a slice, only the slice and the ring are set. Peeled
+/// (row_peel.cuh), a slice lies on its row's 16-byte grid and its chunks cover its span at the
+/// worst shift: a 16-byte unit more.
 KJIT_HOST_DEVICE constexpr RingShape ring_shape(long long cols, int elem_bytes, int op, int blocks, int threads,
-                                                int group_threads) {
+                                                int group_threads, bool peel = false) {
   RingShape shape;
   shape.slice_cols = bulk_slice_cols(cols, elem_bytes, blocks);
   shape.slice_bytes = shape.slice_cols * elem_bytes;
+  const long long span_bytes = shape.slice_bytes + (peel ? kBulkUnitBytes : 0);
   const bool two_groups = group_threads > 0 && group_threads < threads;
   shape.bulk_stores = elem_bytes == 4 ||
                       (two_groups && (op != kOpLogSoftmax || shape.slice_bytes >= kRingLogSoftmaxBulkSliceBytes));
   shape.ring_bytes = (shape.bulk_stores ? 7 : 6) * kRingMaxChunkBytes;
-  shape.chunks = (shape.slice_bytes + kRingMaxChunkBytes - 1) / kRingMaxChunkBytes;
+  shape.chunks = (span_bytes + kRingMaxChunkBytes - 1) / kRingMaxChunkBytes;
   if (group_threads <= 0 || shape.chunks == 0) return shape;
   const long long unit = static_cast<long long>(kBulkUnitBytes) * group_threads;
-  shape.chunk_bytes = ((shape.slice_bytes + shape.chunks - 1) / shape.chunks + unit - 1) / unit * unit;
+  shape.chunk_bytes = ((span_bytes + shape.chunks - 1) / shape.chunks + unit - 1) / unit * unit;
   shape.chunk_packs = shape.chunk_bytes / unit;
   shape.chunk_cols = shape.chunk_bytes / elem_bytes;
   shape.values_per_thread = shape.chunks * shape.chunk_packs * (kBulkUnitBytes / elem_bytes);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The peeled kernels (KernelConfig::peel: warp, block_regs, block_split, block_online) compile under NVRTC for
 // sm_80 and sm_90 at every pack each dtype pair allows, floats and 16-bit words held, for every op, and the
-// slice kernels (block_smem, cluster, cluster_smem) at the widest pack for sm_90;
+// slice kernels (block_smem, cluster, cluster_smem, ring) at the widest pack for sm_90;
 // the shift of each side is a run-time value, so one kernel serves every shift class. The tuner's
 // peeled candidates at misaligned shapes of real models compile without spilling. Needs NVRTC only.
 #include <doctest/doctest.h>
@@ -91,6 +91,10 @@ std::vector<Variant> every_pack() {
       for (RowOp op : {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale})
         add(variants, 90, algorithm, op, pair, algorithm == Algorithm::kBlockSmem ? kBlockCols : kClusterCols,
             widest(pair));
+  // The ring moves 16-byte units of same-size types.
+  for (const Pair& pair : kPairs)
+    for (RowOp op : {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale})
+      if (size_of(pair.in) == size_of(pair.out)) add(variants, 90, Algorithm::kRing, op, pair, kClusterCols, widest(pair));
   return variants;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Peeled configs (KernelConfig::peel) on the host: which can run (any alignment, the widest pack,
-// every algorithm but stream, ring and flat_tile, shares sized for the worst shift), their completion, and the
+// every algorithm but stream and flat_tile, shares sized for the worst shift), their completion, and the
 // tuner's candidates for rows off the alignment, and the pick's peeling (kPeelWarpMaxRowBytes).
 #include <doctest/doctest.h>
 
@@ -29,7 +29,7 @@ constexpr const auto& kDTypes = test::kCommonDTypePairs;
 
 }  // namespace
 
-TEST_CASE("peeled configs run any alignment at the widest pack, in every algorithm but stream, ring and flat_tile, "
+TEST_CASE("peeled configs run any alignment at the widest pack, in every algorithm but stream and flat_tile, "
           "sized for the worst shift") {
   const DeviceProps h100 = nominal_device(90);
   const RowwiseProblem odd{RowOp::kSoftmax, DType::kF32, DType::kF32, 64, 1001, 1};
@@ -43,7 +43,8 @@ TEST_CASE("peeled configs run any alignment at the widest pack, in every algorit
   CHECK(why(odd, {Algorithm::kWarp, 8, 128, 32, 1}, true).find("pack") != std::string::npos);
   CHECK(why(odd, {Algorithm::kBlockSmem, 4, 512, 512, 1}, true) == "");
   CHECK(why(odd, {Algorithm::kStream, 4, 256, 256, 1}, true).find("peel") != std::string::npos);
-  CHECK(why(odd, {Algorithm::kRing, 4, 256, 256, 1}, true).find("peel") != std::string::npos);
+  CHECK(why(odd, {Algorithm::kRing, 4, 256, 256, 1}, false).find("pack") != std::string::npos);
+  CHECK(why(odd, {Algorithm::kRing, 4, 256, 256, 1}, true) == "");
   // Shared memory's realigned reads move whole words.
   const RowwiseProblem odd_bf16{RowOp::kSoftmax, DType::kBF16, DType::kBF16, 64, 40001, 1};
   CHECK(why(odd_bf16, {Algorithm::kClusterSmem, 1, 512, 512, 2}, true).find("4 bytes") != std::string::npos);
@@ -82,7 +83,7 @@ namespace {
 /// shared memory; 16-bit rows off it that block_online would read twice are peeled too
 /// (peels_online), in block_split where it holds them two blocks an SM (peeled_split); on sm_90,
 /// many rows too wide for a block are peeled in cluster_smem (fp32 inputs) and in the cluster kernel
-/// (16-bit to fp32); the rest keep the pack they allow.
+/// (16-bit to fp32), and rows the ring takes are peeled there; the rest keep the pack they allow.
 void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   const KernelConfig pick = choose_rowwise_config(p, d);
   const bool misaligned = p.max_pack < widest;
@@ -95,6 +96,12 @@ void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   const bool online = pick.algorithm == Algorithm::kBlockOnline && rowwise::peels_online(p);
   const bool split = pick.algorithm == Algorithm::kBlockSplit && pick.peel;
   if (split) CHECK(rowwise::peels_online(p));
+  const bool ring = pick.algorithm == Algorithm::kRing && pick.peel;
+  if (ring) {
+    CHECK(misaligned);
+    CHECK(d.arch >= 90);
+    CHECK(size_of(p.in_dtype) == size_of(p.out_dtype));
+  }
   const bool slices = (pick.algorithm == Algorithm::kClusterSmem || pick.algorithm == Algorithm::kCluster) && pick.peel;
   if (slices) {
     CHECK(misaligned);
@@ -110,7 +117,7 @@ void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   }
   const bool wide_peelable = !p.dense && misaligned && realigning_block;
   const bool wide = wide_peelable && pick.algorithm == Algorithm::kBlockRegs && pick.peel;
-  CHECK(pick.peel == ((peels && !tiled) || online || wide || split || slices));
+  CHECK(pick.peel == ((peels && !tiled) || online || wide || split || slices || ring));
   if (wide_peelable) {
     CHECK(pick.algorithm != Algorithm::kBlockOnline);
     CHECK(pick.algorithm != Algorithm::kClusterSmem);
@@ -121,7 +128,7 @@ void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   } else if (peels) {
     CHECK(pick.algorithm == (warp_row ? Algorithm::kWarp : Algorithm::kBlockRegs));
     CHECK(pick.pack == widest);
-  } else if (online || wide || split || slices) {
+  } else if (online || wide || split || slices || ring) {
     CHECK(pick.pack == widest);
   } else {
     CHECK(pick.pack <= p.max_pack);
@@ -192,4 +199,34 @@ TEST_CASE("dense 16-bit rows off the alignment that block_online would read twic
   // fp32 rows keep block_online (peeled, being dense): block_split peeled is unmeasured for them.
   const RowwiseProblem fp32{RowOp::kSoftmax, DType::kF32, DType::kF32, 68, 57047, 1, true};
   CHECK(choose_rowwise_config(fp32, h100).algorithm != Algorithm::kBlockSplit);
+}
+
+TEST_CASE("outputs lie on their inputs' grid where pointers and strides agree modulo the widest pack") {
+  // Addresses stand in for device pointers; only their alignment matters here.
+  const auto at = [](std::uintptr_t address) { return reinterpret_cast<void*>(address); };
+  RowwiseArgs args;
+  args.in_dtype = args.out_dtype = DType::kBF16;  // widest pack: 8 elements
+  args.rows = 4;
+  args.cols = 1001;
+  args.in = at(0x10000 + 2 * 3);
+  args.out = at(0x20000 + 2 * 3);
+  args.in_row_stride = args.out_row_stride = 1001;
+  CHECK(leads_match_for(args));  // dense, both 3 elements in
+  args.out = at(0x20000 + 2 * 11);
+  CHECK(leads_match_for(args));  // 11 = 3 modulo 8
+  args.out = at(0x20000);
+  CHECK_FALSE(leads_match_for(args));
+  args.out = at(0x20000 + 2 * 3);
+  args.out_row_stride = 1009;  // 1009 = 1001 modulo 8: every row keeps the same shift on both sides
+  CHECK(leads_match_for(args));
+  args.out_row_stride = 1002;
+  CHECK_FALSE(leads_match_for(args));
+  args.rows = 1;  // one row: strides do not matter
+  CHECK(leads_match_for(args));
+  // Mixed sizes count in elements on the grid of the wider type: bf16 -> fp32 packs of 4.
+  args.rows = 4;
+  args.out_dtype = DType::kF32;
+  args.out_row_stride = 1005;
+  args.out = at(0x20000 + 4 * 7);
+  CHECK(leads_match_for(args));  // 3 = 7 modulo 4, 1001 = 1005 modulo 4
 }

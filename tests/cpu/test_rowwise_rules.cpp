@@ -35,6 +35,7 @@ struct Rule {
   const char* detail;  ///< a part of the pick's to_string() the rule also decides, or ""
   RowOp op = RowOp::kSoftmax;
   bool dense = false;  ///< both strides equal the width
+  bool leads_match = false;  ///< outputs on the inputs' grid (RowwiseProblem::leads_match)
 };
 
 const Rule kRules[] = {
@@ -149,9 +150,23 @@ const Rule kRules[] = {
      0, block_smem, ""},
     {"sm_80: rows wider than a block's shared memory -> block_online", 80, f32, f32, 512, 65536, 0, block_online, ""},
     // Dense rows off the alignment.
-    {"dense fp32 rows off the alignment too wide for a block -> block_online peeled, 1024 threads from 64 KB "
-     "slices", 90, f32, f32, 64, 50257, 1, block_online, "pack=4 threads=1024 group=1024 cluster=2 peel",
-     RowOp::kSoftmax, true},
+    {"dense fp32 rows off the alignment too wide for a block, up to twice the SMs -> the ring peeled, as aligned",
+     90, f32, f32, 64, 50257, 1, ring, "pack=4 threads=512 group=256 cluster=4 peel", RowOp::kSoftmax, true},
+    {"dense fp32 rows whose ring of two groups would hold the most values a thread peeled -> one group", 90, f32,
+     f32, 256, 128257, 1, ring, "pack=4 threads=512 group=512 cluster=8 peel", RowOp::kSoftmax, true},
+    {"dense 16-bit rows whose peeled ring would hold the most values a thread -> block_online peeled", 90, f16, f16,
+     512, 109363, 1, block_online, "pack=8 threads=1024 group=1024 cluster=1 peel", RowOp::kReduceScale, true},
+    // Padded and offset rows off the alignment too wide for a block.
+    {"fp32 rows whose outputs lie off their inputs' grid, up to twice the SMs -> block_online, not the ring", 90,
+     f32, f32, 64, 50257, 1, block_online, "pack=1"},
+    {"many fp32 rows -> cluster_smem peeled at the widest pack", 90, f32, f32, 2048, 174389, 1, cluster_smem,
+     "pack=4 threads=512 group=512 cluster=16 grid=per_row peel"},
+    {"many 16-bit rows to fp32 -> the cluster kernel peeled, threads for realigned stores", 90, f16, f32, 1024,
+     142833, 1, cluster, "pack=4 threads=512 group=512 cluster=8 peel"},
+    {"16-bit rows to fp32 past 16 an SM that block_online holds a row a block -> block_online peeled", 90, f16, f32,
+     4096, 115183, 1, block_online, "pack=4 threads=1024 group=1024 cluster=1 peel"},
+    {"many 16-bit rows whose outputs lie on their inputs' grid -> the ring peeled", 90, bf16, bf16, 1024, 67802, 1,
+     ring, "pack=8 threads=512 group=512 cluster=4 peel", RowOp::kSoftmax, false, true},
     {"dense fp32 rows of 65-127 columns off the alignment -> warp at pack 1, not a flat tile or a peeled warp", 90,
      f32, f32, 65536, 77, 1, warp, "pack=1 threads=256 group=32 cluster=1", RowOp::kSoftmax, true},
     {"dense fp32 rows under 64 columns off the alignment -> flat_tile", 90, f32, f32, 65536, 63, 1, flat_tile, "",
@@ -168,6 +183,8 @@ RowwiseProblem problem_of(const Rule& r) {
   const int widest = 16 / std::max(size_of(r.in), size_of(r.out));
   RowwiseProblem p{r.op, r.in, r.out, r.rows, r.cols, r.max_pack > 0 ? r.max_pack : widest};
   p.dense = r.dense;
+  // Aligned and dense rows (from equally aligned tensors) have their outputs on their inputs' grid.
+  p.leads_match = r.dense || r.leads_match || p.max_pack == widest;
   return p;
 }
 

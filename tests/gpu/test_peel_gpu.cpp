@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Peeled rows (KernelConfig::peel) forced on warp, block_regs, block_split, block_online (a block a
 // row at 1024 and 256 threads, and clusters of 4 blocks a row on sm_90), and for rows of a
-// thousand columns and more block_smem and, on sm_90, cluster and cluster_smem, over views off the
+// thousand columns and more block_smem and, on sm_90, cluster, cluster_smem and the ring (one
+// consumer group and two; same-size types), over views off the
 // vector alignment: every shift of the input with the output aligned and every shift of the output
 // with the input aligned, odd strides (each row its own shift, both sides together or apart, and in
 // place), every op, fp32 and 16-bit, against the float64 reference. Outputs start poisoned and
@@ -46,6 +47,7 @@ struct PeeledConfig {
   int threads = 0;
   int cluster = 0;
   std::int64_t min_cols = 0;
+  int group = 0;
 };
 constexpr PeeledConfig kConfigs[] = {{Algorithm::kWarp},
                                      {Algorithm::kBlockRegs},
@@ -55,7 +57,9 @@ constexpr PeeledConfig kConfigs[] = {{Algorithm::kWarp},
                                      {Algorithm::kBlockOnline, 256, 4},
                                      {Algorithm::kBlockSmem, 256, 1, 1000},
                                      {Algorithm::kCluster, 128, 2, 1000},
-                                     {Algorithm::kClusterSmem, 128, 4, 1000}};
+                                     {Algorithm::kClusterSmem, 128, 4, 1000},
+                                     {Algorithm::kRing, 512, 2, 1000, 512},
+                                     {Algorithm::kRing, 512, 1, 1000, 256}};
 
 int widest(const Pair& p) { return 16 / std::max(size_of(p.in), size_of(p.out)); }
 
@@ -103,6 +107,7 @@ std::vector<std::string> run_peeled(Runtime& rt, RowBatch& batch, RowOp op, cons
     KernelConfig partial{each.algorithm};
     partial.threads = each.threads;
     partial.cluster = each.cluster;
+    partial.group = each.group;
     partial.peel = true;
     const KernelConfig config = complete_rowwise_config(problem, device, partial);
     if (!why_not_rowwise(problem, device, config).empty()) continue;

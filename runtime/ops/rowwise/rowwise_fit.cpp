@@ -154,22 +154,45 @@ KernelConfig fit_stream(const RowwiseProblem& p, const DeviceProps& d, int pack)
   return {Algorithm::kStream, pack, kStreamThreads, kStreamThreads, cluster};
 }
 
-KernelConfig ring_config(const RowwiseProblem& p) {
-  const int cluster = smallest_cluster(row_bytes(p), kRingMaxSliceBytes);
-  return {Algorithm::kRing, kBulkUnitBytes / size_of(p.in_dtype), kRingThreads, kRingThreads, cluster};
-}
+namespace {
 
-KernelConfig ring_pick(const RowwiseProblem& p) {
-  // fp32 rows in two groups of 256 measured ahead of one group of 512, or level.
-  KernelConfig ring = ring_config(p);
-  if (size_of(p.in_dtype) == 4) ring.group = kRingGroupThreads;
+/// A ring config over the fewest blocks a row whose slices hold at most `max_slice_bytes`; peeled
+/// (KernelConfig::peel) for rows off the 16-byte alignment whose outputs lie on their inputs' grid
+/// (leads_match), whose slices' spans take a 16-byte unit more (slices round up to whole units:
+/// two units of room keep the span within), and whose threads then hold fewer values than the most
+/// (ring_max_values). Other rows off the alignment get the config unpeeled, which cannot run them.
+/// On the H100: over one seed of the shape sweep, the ring's realigned stores ran 1.7-1.9x slower
+/// than block_online's (reduce_scale bf16 436 x 67802, f16 391 x 109363); at the most values the
+/// peeled kernels spilled (16-64 bytes) and ran 1.26-1.57x slower (`kjit tune --full`: fp32 256 x
+/// 128257 in two groups, reduce_scale f16 391 x 109363).
+KernelConfig ring_over(const RowwiseProblem& p, std::int64_t max_slice_bytes, int threads, int group) {
+  const bool peel = misaligned_rows(p) && p.leads_match;
+  const int cluster = smallest_cluster(row_bytes(p), max_slice_bytes - (peel ? 2 * kBulkUnitBytes : 0));
+  KernelConfig ring{Algorithm::kRing, kBulkUnitBytes / size_of(p.in_dtype), threads, group, cluster};
+  ring.peel = peel;
+  if (peel) {
+    const RingShape shape = ring_shape(p, ring);
+    ring.peel = shape.values_per_thread < ring_max_values(shape.words);
+  }
   return ring;
 }
 
+}  // namespace
+
+KernelConfig ring_config(const RowwiseProblem& p) {
+  return ring_over(p, kRingMaxSliceBytes, kRingThreads, kRingThreads);
+}
+
+KernelConfig ring_pick(const RowwiseProblem& p) {
+  // fp32 rows in two groups of 256 measured ahead of one group of 512, or level; peeled, where
+  // two groups hold the most values a thread, one group (ring_over).
+  if (size_of(p.in_dtype) != 4) return ring_config(p);
+  const KernelConfig two = ring_over(p, kRingMaxSliceBytes, kRingThreads, kRingGroupThreads);
+  return two.peel || !misaligned_rows(p) ? two : ring_config(p);
+}
+
 KernelConfig two_group_ring(const RowwiseProblem& p) {
-  const int cluster = smallest_cluster(row_bytes(p), kRingMaxChunkBytes);
-  return {Algorithm::kRing, kBulkUnitBytes / size_of(p.in_dtype), 2 * kRingGroupThreads, kRingGroupThreads,
-          cluster};
+  return ring_over(p, kRingMaxChunkBytes, 2 * kRingGroupThreads, kRingGroupThreads);
 }
 
 bool ring_within(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& ring, int max_chunks) {

@@ -99,7 +99,8 @@ KernelConfig fit_stream(const RowwiseProblem& p, const DeviceProps& d, int pack)
 /// Lanes per row of a stream tile of short rows: a pack each, 8 to 32.
 int stream_group(const RowwiseProblem& p, int pack);
 
-/// The ring kernel, one group of 512, over the fewest blocks per row whose slices fit two chunks.
+/// The ring kernel, one group of 512, over the fewest blocks per row whose slices fit two chunks;
+/// the ring configs are peeled for rows off the 16-byte alignment.
 KernelConfig ring_config(const RowwiseProblem& p);
 /// The ring as the pick takes it: over fp32 rows in two consumer groups, over 16-bit rows in one.
 KernelConfig ring_pick(const RowwiseProblem& p);

@@ -73,7 +73,7 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
 
 RingShape ring_shape(const RowwiseProblem& problem, const KernelConfig& config) noexcept {
   return ring_shape(problem.cols, size_of(problem.in_dtype), static_cast<int>(problem.op),
-                    std::max(config.cluster, 1), config.threads, config.group);
+                    std::max(config.cluster, 1), config.threads, config.group, config.peel);
 }
 
 std::int64_t stream_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept {

@@ -44,7 +44,8 @@ inline bool takes_peel(Algorithm algorithm) noexcept {
     case Algorithm::kBlockOnline:
     case Algorithm::kBlockSmem:
     case Algorithm::kCluster:
-    case Algorithm::kClusterSmem: return true;
+    case Algorithm::kClusterSmem:
+    case Algorithm::kRing: return true;
     default: return false;
   }
 }

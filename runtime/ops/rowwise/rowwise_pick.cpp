@@ -49,7 +49,8 @@ KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int 
   if (ring_ahead(p, d) && ring_within(p, d, ring, 2)) return ring;
   if (half_input(p)) {
     const KernelConfig two_groups = two_group_ring(p);
-    if (ring_within(p, d, two_groups, 1) && fills_half_the_sms(p, d, two_groups.cluster)) return two_groups;
+    if (!many_rows(p, d) && ring_within(p, d, two_groups, 1) && fills_half_the_sms(p, d, two_groups.cluster))
+      return two_groups;
     return online_for(p, online_cluster(p, d));
   }
   if (!many_rows(p, d)) return online_for(p, online_cluster(p, d));

@@ -74,6 +74,15 @@ bool dense_rows(const RowwiseArgs& args) noexcept {
   return args.rows <= 1 || (args.in_row_stride == args.cols && args.out_row_stride == args.cols);
 }
 
+bool leads_match_for(const RowwiseArgs& args) noexcept {
+  const int in_size = size_of(args.in_dtype), out_size = size_of(args.out_dtype);
+  const std::int64_t widest = kMaxPackBytes / (in_size > out_size ? in_size : out_size);
+  const auto in = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(args.in) / in_size);
+  const auto out = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(args.out) / out_size);
+  const bool starts = in % widest == out % widest;
+  return starts && (args.rows <= 1 || args.in_row_stride % widest == args.out_row_stride % widest);
+}
+
 bool narrow_gap_rows(const RowwiseArgs& args) noexcept {
   // A gap as wide as the row doubles the bytes read, or makes most stored units hold a gap.
   const auto narrow = [&](std::int64_t stride, DType dtype) {
@@ -107,13 +116,14 @@ RowwiseProblem validate_rowwise(RowOp op, const RowwiseArgs& args, const float* 
   problem.max_pack = max_pack_for(args);
   problem.dense = dense_rows(args);
   problem.narrow_gaps = narrow_gap_rows(args);
+  problem.leads_match = leads_match_for(args);
   return problem;
 }
 
 bool RowwiseKey::operator==(const RowwiseKey& other) const noexcept {
   return op == other.op && in_dtype == other.in_dtype && out_dtype == other.out_dtype &&
          cols == other.cols && rows_bucket == other.rows_bucket && max_pack == other.max_pack &&
-         dense == other.dense && narrow_gaps == other.narrow_gaps;
+         dense == other.dense && narrow_gaps == other.narrow_gaps && leads_match == other.leads_match;
 }
 
 std::size_t RowwiseKeyHash::operator()(const RowwiseKey& key) const noexcept {
@@ -121,7 +131,8 @@ std::size_t RowwiseKeyHash::operator()(const RowwiseKey& key) const noexcept {
   h ^= (static_cast<std::uint64_t>(key.op) << 56) ^ (static_cast<std::uint64_t>(key.in_dtype) << 48) ^
        (static_cast<std::uint64_t>(key.out_dtype) << 40) ^
        (static_cast<std::uint64_t>(key.rows_bucket) << 32) ^ static_cast<std::uint64_t>(key.max_pack);
-  h ^= static_cast<std::uint64_t>(key.dense) << 8 ^ static_cast<std::uint64_t>(key.narrow_gaps) << 9;
+  h ^= static_cast<std::uint64_t>(key.dense) << 8 ^ static_cast<std::uint64_t>(key.narrow_gaps) << 9 ^
+       static_cast<std::uint64_t>(key.leads_match) << 10;
   h ^= h >> 29;
   return static_cast<std::size_t>(h * 0xBF58476D1CE4E5B9ull);
 }
@@ -136,7 +147,7 @@ std::int64_t bucket_rows(int bucket) noexcept { return std::int64_t{1} << bucket
 
 RowwiseKey key_of(const RowwiseProblem& problem) noexcept {
   return {problem.op, problem.in_dtype, problem.out_dtype, problem.cols,
-          rows_bucket(problem.rows), problem.max_pack, problem.dense, problem.narrow_gaps};
+          rows_bucket(problem.rows), problem.max_pack, problem.dense, problem.narrow_gaps, problem.leads_match};
 }
 
 }  // namespace kjit

@@ -23,6 +23,9 @@ struct RowwiseProblem {
   /// Rows that are not dense, but whose gaps (stride - cols) hold at most kFlatTileMaxGapBytes and
   /// fewer elements than a row on each side: the flat_tile kernel takes them with their gaps.
   bool narrow_gaps = false;
+  /// Every row's output starts at the same place on the widest pack's vector grid as its input
+  /// (row_peel.cuh's lead), so that peeled kernels store whole vectors without realigning.
+  bool leads_match = false;
 };
 
 /// Checks every argument (naming the bad one in the message) and derives the problem.
@@ -35,6 +38,10 @@ bool dense_rows(const RowwiseArgs& args) noexcept;
 /// Whether rows that are not dense have gaps (stride - cols) of at most kFlatTileMaxGapBytes, and
 /// narrower than a row, on each side.
 bool narrow_gap_rows(const RowwiseArgs& args) noexcept;
+
+/// Whether every row's output lead on the widest pack's grid equals its input's: pointers and
+/// strides congruent modulo that pack (in elements).
+bool leads_match_for(const RowwiseArgs& args) noexcept;
 
 /// Widest pack (elements, a power of two, at most 16 bytes of the wider type) that every
 /// pointer and, for more than one row, every row stride allows.
@@ -51,6 +58,7 @@ struct RowwiseKey {
   int max_pack;
   bool dense;  ///< kept apart: a config chosen for dense rows may not run padded ones
   bool narrow_gaps;  ///< kept apart likewise: flat_tile takes such rows, not wider gaps
+  bool leads_match;  ///< kept apart likewise: the ring peels only such rows
 
   bool operator==(const RowwiseKey& other) const noexcept;
 };

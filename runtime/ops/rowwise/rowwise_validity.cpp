@@ -25,7 +25,7 @@ std::string why_not_threads(const KernelConfig& c) {
     return "cluster_grid per_row applies to the cluster and cluster_smem algorithms only";
   if (c.staged != 0 && c.algorithm != Algorithm::kBlockSplit) return "staged applies to block_split only";
   if (c.peel && !takes_peel(c.algorithm))
-    return "peel applies to warp, block_regs, block_split, block_online, block_smem, cluster and cluster_smem only";
+    return "peel applies to every algorithm but stream and flat_tile";
   return {};
 }
 
@@ -99,8 +99,8 @@ std::string why_not_ring(const RowwiseProblem& p, const DeviceProps& d, const Ke
   if (c.cluster < 1 || c.cluster > kMaxClusterBlocks) return "ring: 1..16 blocks per row";
   if (size_of(p.in_dtype) != size_of(p.out_dtype))
     return "ring: input and output elements must have the same size (outputs take the inputs' places)";
-  if (p.max_pack * size_of(p.in_dtype) < kBulkUnitBytes)
-    return "ring: rows must start on 16-byte boundaries (pointers and strides)";
+  if (!c.peel && p.max_pack * size_of(p.in_dtype) < kBulkUnitBytes)
+    return "ring: rows must start on 16-byte boundaries (pointers and strides), or be peeled";
   if (c.group != c.threads && c.group * 2 != c.threads)
     return "ring: group must be threads (one consumer group) or threads / 2 (two taking turns)";
   if (c.group < 64 || c.group > 512 || kRingMaxChunkBytes / kBulkUnitBytes % c.group != 0)
