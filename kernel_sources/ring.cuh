@@ -249,8 +249,8 @@ __device__ __forceinline__ void ring_producer(const RowParams& params, const Row
   } else {
     for (long long g = 0; real(g); ++g) {
       drained[Schedule::slot_of(g)].wait(Schedule::phase_of(g));
-      // Outputs on the input's grid went back into the chunk; the others, realigned, went out from
-      // the consumers' registers.
+      // Outputs on the input's grid went back into the chunk; the others went out from the
+      // consumers' registers, element by element.
       const SliceGrid grid = slice_grid<Peel, kPack>(slice_in(g), slice_cols);
       Out* out = static_cast<Out*>(params.out) + row_of(g) * params.out_stride + slice_begin;
       if (!Peel || output_on_input_grid(grid.lead, slice_grid<Peel, kPack>(out, slice_cols).lead)) {

@@ -100,7 +100,8 @@ KernelConfig fit_stream(const RowwiseProblem& p, const DeviceProps& d, int pack)
 int stream_group(const RowwiseProblem& p, int pack);
 
 /// The ring kernel, one group of 512, over the fewest blocks per row whose slices fit two chunks;
-/// the ring configs are peeled for rows off the 16-byte alignment.
+/// the ring configs are peeled for rows off the 16-byte alignment whose outputs lie on their
+/// inputs' grid, where a thread then holds fewer values than the most (else unpeeled: no ring).
 KernelConfig ring_config(const RowwiseProblem& p);
 /// The ring as the pick takes it: over fp32 rows in two consumer groups, over 16-bit rows in one.
 KernelConfig ring_pick(const RowwiseProblem& p);
