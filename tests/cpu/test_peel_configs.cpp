@@ -230,3 +230,25 @@ TEST_CASE("outputs lie on their inputs' grid where pointers and strides agree mo
   args.out = at(0x20000 + 4 * 7);
   CHECK(leads_match_for(args));  // 3 = 7 modulo 4, 1001 = 1005 modulo 4
 }
+
+TEST_CASE("a peeled ring's chunks cover each slice's span at the worst shift, and cost nothing where there is room") {
+  // The kernel lays a peeled slice from the 16-byte unit its start falls in: up to one unit more.
+  for (int elem : {2, 4})
+    for (long long cols : {1001LL, 16384LL, 16385LL, 50257LL, 131072LL, 250001LL})
+      for (int blocks : {1, 2, 4, 8, 16})
+        for (int group : {256, 512}) {
+          const int threads = 512;
+          const RingShape plain = ring_shape(cols, elem, 0, blocks, threads, group);
+          const RingShape peeled = ring_shape(cols, elem, 0, blocks, threads, group, true);
+          CAPTURE(elem);
+          CAPTURE(cols);
+          CAPTURE(blocks);
+          CAPTURE(group);
+          CHECK(peeled.slice_cols == plain.slice_cols);
+          CHECK(peeled.chunks * peeled.chunk_bytes >= peeled.slice_bytes + 16);
+          if (plain.chunks * plain.chunk_bytes >= plain.slice_bytes + 16) {
+            CHECK(peeled.chunks == plain.chunks);
+            CHECK(peeled.chunk_bytes == plain.chunk_bytes);
+          }
+        }
+}

@@ -76,6 +76,11 @@ struct Case {
 KernelConfig ring(int pack, int threads, int group, int cluster) {
   return {Algorithm::kRing, pack, threads, group, cluster};
 }
+KernelConfig peeled_ring(int pack, int threads, int group, int cluster) {
+  KernelConfig config = ring(pack, threads, group, cluster);
+  config.peel = true;
+  return config;
+}
 KernelConfig forced(Algorithm algorithm, int cluster = 0) { return {algorithm, 0, 0, 0, cluster}; }
 KernelConfig peeled(Algorithm algorithm, int cluster = 0) {
   KernelConfig config{algorithm};
@@ -160,6 +165,15 @@ const std::vector<Case>& cases() {
       {"block-online-peeled", "slices of a cluster on their own grids, odd strides apart: realigned stores",
        RowCase{RowOp::kSoftmax, DType::kBF16, 24, 20001, peeled(Algorithm::kBlockOnline, 4), 20003, 20009, 1, 3},
        {}},
+      {"cluster-peeled", "slices of a cluster in registers on their own grids, odd strides apart: realigned stores",
+       RowCase{RowOp::kSoftmax, DType::kF32, 24, 40001, peeled(Algorithm::kCluster, 4), 40003, 40009, 1, 3}, {}},
+      {"cluster-smem-peeled", "slices in shared memory on their own grids, outputs read back on theirs",
+       RowCase{RowOp::kLogSoftmax, DType::kBF16, 24, 40001, peeled(Algorithm::kClusterSmem, 4), 40003, 40009, 1, 3},
+       {}},
+      {"ring-peeled", "fp32 rows of one lead on both sides: the body by bulk copies, head and tail by elements",
+       RowCase{RowOp::kSoftmax, DType::kF32, 208, 16385, peeled_ring(4, 512, 256, 4), 16389, 16393, 1, 1}, {}},
+      {"ring-peeled-apart", "16-bit rows whose outputs lie off their inputs' grid: element stores",
+       RowCase{RowOp::kSoftmax, DType::kBF16, 208, 32769, peeled_ring(8, 512, 512, 8), 32771, 32777, 1, 3}, {}},
       {"block-split-peeled", "staged packs of odd-width rows: whole vectors copied asynchronously",
        RowCase{RowOp::kSoftmax, DType::kF32, 64, 32001, peeled(Algorithm::kBlockSplit)}, {}},
       {"flat-tile-f16", "dense rows as spans in 16-byte units, the last tile partial, its end peeled",
