@@ -67,7 +67,9 @@ std::size_t tune_calls(const std::vector<SpecCall>& calls, const std::string& ca
     if (!seen.insert(tools.class_key(call, device)).second) continue;
     // As `kjit tune` does: configs an earlier record of this class timed keep their timings, so
     // a re-run (or a grown candidate space) times only what is new.
-    const TuneSummary report = tools.tune(runtime, call, true, true);
+    TuneRequest request;
+    request.reuse_record = request.save = true;
+    const TuneSummary report = tools.tune(runtime, call, request);
     const TuneSummary::Candidate *winner = nullptr, *heuristic = nullptr;
     for (const auto& c : report.candidates) {
       if (c.winner) winner = &c;

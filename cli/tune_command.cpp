@@ -19,6 +19,7 @@ struct TuneFlags {
   bool json = false;
   bool save = false;
   bool full = false;
+  bool time_all = false;
   std::string cache_dir;
 };
 
@@ -68,7 +69,11 @@ void run_tune(const TuneFlags& flags) {
   if (flags.save) options.disk_cache = true;  // a saved record belongs on disk
   Runtime runtime(options);
   // Without --full, only what an earlier record of this class has not timed is timed.
-  const TuneSummary report = tools.tune(runtime, call, !flags.full, flags.save);
+  TuneRequest request;
+  request.reuse_record = !flags.full;
+  request.save = flags.save;
+  request.time_all = flags.time_all;
+  const TuneSummary report = tools.tune(runtime, call, request);
   if (flags.json) std::printf("%s\n", report.log_json.c_str());
   else print_table(report);
   if (flags.save && !flags.json)
@@ -85,6 +90,8 @@ void add_tune_command(CLI::App& app) {
   command->add_flag("--json", flags->json, "print the whole tuning log as JSON");
   command->add_flag("--save", flags->save, "store the winner as this class's tuning record");
   command->add_flag("--full", flags->full, "time every candidate, even those a record has timed");
+  command->add_flag("--time-all", flags->time_all,
+                    "time every candidate in full, slow ones too (no one-sample probe drops them)");
   add_cache_dir_option(*command, flags->cache_dir);
   command->callback([flags] { run_tune(*flags); });
 }

@@ -27,6 +27,15 @@ struct PlannedKernel {
   LaunchShape shape;
 };
 
+/// How a tool tunes a call's class.
+struct TuneRequest {
+  bool reuse_record = false;  ///< candidates a stored record timed keep their times
+  bool save = false;          ///< the winner becomes the class's record
+  /// Every candidate timed in full: no one-sample probe drops the slow ones (TuneOptions::probe_cutoff),
+  /// whose first sample, without warm-up, can be the slowest.
+  bool time_all = false;
+};
+
 /// A tuning's outcome with the configs as text.
 struct TuneSummary {
   struct Candidate {
@@ -67,10 +76,8 @@ class OpTools {
   /// Compiles and loads on the current GPU the kernel the call's first call would use (tuning its
   /// class first with KJIT_TUNE=first-use), launching nothing; returns kernel_report_json.
   virtual nlohmann::ordered_json prepare(Runtime& runtime, const nlohmann::json& call) const = 0;
-  /// Tunes the call's class on the current GPU; with `reuse_record`, candidates a stored record
-  /// timed keep their times; with `save`, the winner becomes the class's record.
-  virtual TuneSummary tune(Runtime& runtime, const nlohmann::json& call, bool reuse_record,
-                           bool save) const = 0;
+  /// Tunes the call's class on the current GPU as `request` says.
+  virtual TuneSummary tune(Runtime& runtime, const nlohmann::json& call, const TuneRequest& request) const = 0;
 };
 
 /// A kernel report as JSON: kernel_key, kernel (the name expression), config (`config_json`

@@ -2,6 +2,8 @@
 // OpTools written once over the op-family interface (runtime/ops/op_family.h).
 #pragma once
 
+#include <limits>
+
 #include "runtime/op_tools.h"
 #include "runtime/ops/call_fields.h"
 #include "runtime/runtime_access.h"
@@ -46,14 +48,14 @@ class OpToolsFor : public OpTools {
     return kernel_report_json(report, report.config.to_json());
   }
 
-  TuneSummary tune(Runtime& runtime, const nlohmann::json& call, bool reuse_record,
-                   bool save) const override {
+  TuneSummary tune(Runtime& runtime, const nlohmann::json& call, const TuneRequest& request) const override {
     Dispatcher& dispatcher = RuntimeAccess::dispatcher(runtime);
     TuneOptions<typename Family::Config> options;
-    options.reuse_record = reuse_record;
+    options.reuse_record = request.reuse_record;
+    if (request.time_all) options.probe_cutoff = std::numeric_limits<double>::infinity();
     const auto report = dispatcher.tune<Family>(problem_of(call), options, nullptr);
     TuneSummary summary;
-    if (save) summary.stored = dispatcher.record<Family>(report);
+    if (request.save) summary.stored = dispatcher.record<Family>(report);
     summary.description = report.description;
     summary.device = report.device;
     summary.log_json = report.to_json();

@@ -43,8 +43,10 @@ std::string tune(PyRuntime& self, const std::string& call_text, int device, bool
   const nlohmann::json call = parse_call(call_text);
   nb::gil_scoped_release unlocked;
   DeviceScope scope(device);
-  const TuneSummary summary =
-      op_tools(call["op"].get<std::string>()).tune(*self.runtime, call, reuse_record, save);
+  TuneRequest request;
+  request.reuse_record = reuse_record;
+  request.save = save;
+  const TuneSummary summary = op_tools(call["op"].get<std::string>()).tune(*self.runtime, call, request);
   return summary_json(summary).dump();
 }
 

@@ -250,6 +250,10 @@ TEST_CASE("row 13: tune names a bad call first, then the missing GPU, never a mi
   CHECK(tune.code == 1);
   CHECK(contains(tune.output, "kjit tune times kernels on a GPU and there is none here"));
   CHECK_FALSE(contains(tune.output, "--arch"));
+  // --time-all is a flag of tune: the call gets as far as the missing GPU.
+  const Result time_all = run_kjit("tune --op softmax --cols 128 --full --time-all");
+  CHECK(time_all.code == 1);
+  CHECK(contains(time_all.output, "there is none here"));
 }
 
 TEST_CASE("an integer flag past the 64-bit range is refused as given, not read as the nearest limit") {
