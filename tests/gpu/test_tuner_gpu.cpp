@@ -3,6 +3,8 @@
 // candidate that computes a wrong answer never wins.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "kjit/runtime.hpp"
 #include "quick_tuning.h"
 #include "support/device_buffer.h"
@@ -46,4 +48,22 @@ TEST_CASE("a candidate with a wrong answer is rejected and never wins") {
   CHECK(sabotaged->status.rfind("wrong", 0) == 0);
   CHECK(second.winner != first.winner);
   CHECK(second.find(second.winner)->status == "ok");
+}
+
+TEST_CASE("without the probe's cutoff every candidate is timed in full") {
+  KJIT_REQUIRE_GPU();
+  Runtime runtime;
+  Stream stream = create_stream();
+  TuneOptions<KernelConfig> options = test::quick_tune_options();
+  options.probe_cutoff = std::numeric_limits<double>::infinity();  // what `kjit tune --time-all` sets
+  const TuneReport<KernelConfig> report =
+      runtime.tune(RowOp::kSoftmax, DType::kF32, DType::kF32, 512, 4096, options, stream.get());
+  int timed = 0;
+  for (const auto& c : report.candidates) {
+    if (c.status != "ok") continue;
+    CAPTURE(c.config.to_string());
+    CHECK(c.timing.samples == options.timing.samples);  // the probe alone takes one sample
+    ++timed;
+  }
+  CHECK(timed >= 2);
 }
