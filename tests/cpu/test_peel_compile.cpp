@@ -94,7 +94,8 @@ std::vector<Variant> every_pack() {
   // The ring moves 16-byte units of same-size types.
   for (const Pair& pair : kPairs)
     for (RowOp op : {RowOp::kSoftmax, RowOp::kLogSoftmax, RowOp::kReduceScale})
-      if (size_of(pair.in) == size_of(pair.out)) add(variants, 90, Algorithm::kRing, op, pair, kClusterCols, widest(pair));
+      if (size_of(pair.in) == size_of(pair.out))
+        add(variants, 90, Algorithm::kRing, op, pair, kClusterCols, widest(pair));
   return variants;
 }
 
