@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Peeled rows (KernelConfig::peel) forced on warp, block_regs, block_split, block_online (a block a
-// row at 1024 and 256 threads, and clusters of 4 blocks a row on sm_90), and for rows of a
-// thousand columns and more block_smem and, on sm_90, cluster, cluster_smem and the ring (one
-// consumer group and two; same-size types), over views off the
-// vector alignment: every shift of the input with the output aligned and every shift of the output
-// with the input aligned, odd strides (each row its own shift, both sides together or apart, and in
-// place), every op, fp32 and 16-bit, against the float64 reference. Outputs start poisoned and
-// every row of a separate output has guard elements before and after it (padded strides, views
-// offset by at least a pack), which must come back untouched; inputs' guards are NaN, so a read
-// outside a row shows too.
+// row at 1024 and 256 threads, and clusters of 4 blocks a row on sm_90), and for rows of a thousand
+// columns and more block_smem and, on sm_90, cluster, cluster_smem and the ring (one consumer group
+// and two; same-size types), over views off the vector alignment: every shift of the input with the
+// output aligned and every shift of the output with the input aligned, odd strides (each row its
+// own shift, both sides together or apart, and in place), every op, fp32 and 16-bit, against the
+// float64 reference. Outputs start poisoned and every row of a separate output has guard elements
+// before and after it (padded strides, views offset by at least a pack), which must come back
+// untouched; inputs' guards are NaN, so a read outside a row shows too.
 #include <doctest/doctest.h>
 
 #include <algorithm>
