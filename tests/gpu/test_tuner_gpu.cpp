@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The tuner on a real GPU: a verified winner at least as fast as the heuristic's pick, and a
-// candidate that computes a wrong answer never wins.
+// The tuner on a real GPU: a verified winner at least as fast as the heuristic's pick, a
+// candidate that computes a wrong answer never wins, and without the probe's cutoff (`kjit tune
+// --time-all`) every candidate is timed in full.
 #include <doctest/doctest.h>
 
 #include <limits>
