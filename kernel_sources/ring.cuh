@@ -37,6 +37,7 @@
 #include "pack.cuh"
 #include "peeled_pack.cuh"
 #include "ring_layout.cuh"
+#include "ring_rows.cuh"
 #include "row_math.cuh"
 #include "row_peel.cuh"
 
@@ -64,120 +65,6 @@ struct RingLayout {
   static_assert(kValues <= ring_max_values(kWords), "ring: at most 64 registers of values a thread");
   static_assert(kRingChunks > kChunks, "ring: the ring holds a row slice and more");
 };
-
-/// The rows of a cluster's sequence. Without a counter every entry j is row cluster + j *
-/// clusters; with a counter (RowParams::row_claims) only the first is (row `cluster`), and the
-/// entries after it are claimed by rank 0's producer (RowClaimer) and sent to every block's row
-/// box. An entry past the last row reads -1.
-///
-/// With a counter only the first entry is fixed: claims would hand each cluster one of the first
-/// `clusters` rows anyway, and the claim's round trip held up the first load; fixing more
-/// entries set the clusters' shares at the start instead of at the end
-/// (docs/experiments/row-scheduling.md#the-first-row-without-a-claim).
-struct RowSequence {
-  // Entries a block may wait on at once: its producer runs at most a ring (12 chunks, so 12
-  // rows) ahead of its consumers, whose rows every block of the cluster has started.
-  static constexpr int kBox = 32;
-  unsigned* counter;  // {rows claimed past the first `clusters`, clusters done claiming}; or null
-  long long rows;
-  long long cluster;
-  unsigned clusters;
-  unsigned rank;
-  long long* box;       // [kBox], this block's
-  ClusterInbox* inbox;  // [kBox], this block's
-
-  __device__ __forceinline__ long long fixed_row(long long j) const {
-    const long long row = cluster + j * clusters;
-    return row < rows ? row : -1;
-  }
-  /// Whether this cluster claims entries: with a counter, when its first row is a row.
-  __device__ __forceinline__ bool claims() const { return counter != nullptr && cluster < rows; }
-  /// The clusters that claim: those with a first row.
-  __device__ __forceinline__ unsigned claiming_clusters() const {
-    return static_cast<unsigned>(rows < clusters ? rows : clusters);
-  }
-  /// Entry j (waits for it to arrive when it is claimed).
-  __device__ __forceinline__ long long row(long long j) const {
-    if (counter == nullptr || j == 0) return fixed_row(j);
-    if (!claims()) return -1;
-    const long long claimed = j - 1;
-    const int e = static_cast<int>(claimed % kBox);
-    inbox[e].wait(static_cast<unsigned>((claimed / kBox) & 1));
-    return box[e];
-  }
-};
-
-/// Rank 0's producer's claims: each entry after the first takes the next row from the
-/// counter and is sent to every block of the cluster; once the rows run out, one end mark for
-/// each consumer group. A row is claimed only when the ring has room for it, so that the last
-/// rows go to the clusters that are ahead; asking the counter an entry early, so that its round
-/// trip overlapped the ring's work, lost that.
-template <int Cluster, int Groups>
-struct RowClaimer {
-  const RowSequence& sequence;
-  bool claiming;  // this block claims for its cluster
-  long long sent = 0;
-
-  __device__ __forceinline__ explicit RowClaimer(const RowSequence& s)
-      : sequence(s), claiming(s.rank == 0 && s.claims()) {}
-
-  /// Claims and sends entries up to j.
-  __device__ __forceinline__ void claim_through(long long j) {
-    if (!claiming) return;
-    while (sent >= 0 && sent < j) {  // entries 1 to j; entry 0 is fixed
-      const long long row = static_cast<long long>(sequence.clusters) + atomicAdd(sequence.counter, 1u);
-      if (row < sequence.rows) {
-        send(sent++, row);
-        continue;
-      }
-      for (int k = 0; k < Groups; ++k) send(sent++, -1);
-      sent = -1;  // done claiming
-    }
-  }
-
-  /// After the producer's last store: the last cluster done claiming sets the counters back for
-  /// the next launch, since every claiming cluster has then claimed for the last time.
-  __device__ __forceinline__ void finish() const {
-    if (!claiming) return;
-    if (atomicAdd(sequence.counter + 1, 1u) == sequence.claiming_clusters() - 1) {
-      atomicExch(sequence.counter, 0u);
-      atomicExch(sequence.counter + 1, 0u);
-    }
-  }
-
- private:
-  __device__ __forceinline__ void send(long long claimed, long long row) const {
-    const int e = static_cast<int>(claimed % RowSequence::kBox);
-    if constexpr (Cluster == 1) {
-      // No cluster to address (a launch without one may not use cluster instructions).
-      sequence.box[e] = row;
-      arrive_local(sequence.inbox[e]);
-    } else {
-      float2 bits;  // the row's 8 bytes, as st.async sends them
-      bits.x = __int_as_float(static_cast<int>(row & 0xffffffffLL));
-      bits.y = __int_as_float(static_cast<int>(row >> 32));
-      for (unsigned peer = 0; peer < Cluster; ++peer) {
-        announce_bytes(sequence.inbox[e], peer, sizeof(long long));
-        send_8_bytes(reinterpret_cast<const float2*>(sequence.box), e, peer, bits, sequence.inbox[e]);
-      }
-    }
-  }
-};
-
-/// Where a row's slice lies on its grid: columns count from the grid vector the slice's start falls
-/// in (`lead` elements before it, 0 unless peeled), and the whole vectors the bulk copies move are
-/// [body_begin, body_end) of them.
-struct SliceGrid {
-  int lead;
-  int body_begin;
-  int body_end;
-};
-
-template <bool Peel, int Pack, typename T>
-__device__ __forceinline__ SliceGrid slice_grid(const T* slice, int slice_cols) {
-  const int lead = Peel ? row_lead(reinterpret_cast<unsigned long long>(slice), sizeof(T), Pack) : 0;
-  return {lead, lead > 0 ? Pack : 0, (lead + slice_cols) / Pack * Pack};
-}
 
 /// Which chunk of the block's sequence (row after row, kChunks each) goes where: chunk g of the
 /// sequence uses slot g % kRingChunks, in that slot's (g / kRingChunks)-th phase.
@@ -253,7 +140,7 @@ __device__ __forceinline__ void ring_producer(const RowParams& params, const Row
       // consumers' registers, element by element.
       const SliceGrid grid = slice_grid<Peel, kPack>(slice_in(g), slice_cols);
       Out* out = static_cast<Out*>(params.out) + row_of(g) * params.out_stride + slice_begin;
-      if (!Peel || output_on_input_grid(grid.lead, slice_grid<Peel, kPack>(out, slice_cols).lead)) {
+      if (output_on_input_grid(grid.lead, slice_grid<Peel, kPack>(out, slice_cols).lead)) {
         const int2 body = chunk_body(g, grid);
         if (body.y > body.x)
           bulk_store(out - grid.lead + body.x, slot(g) + (body.x - Schedule::chunk_of(g) * Layout::kChunkCols),
@@ -463,9 +350,7 @@ ring(const RowParams params) {
     // Peeled, outputs that start elsewhere on the grid than the inputs go out from registers,
     // element by element: realigned stores took registers that spilled beside the held values, and
     // ran 1.7-1.9x slower than block_online (the heuristic peels the ring only where leads match).
-    bool on_grid = true;
-    if constexpr (Io::peel)
-      on_grid = grid.lead == row_lead(reinterpret_cast<unsigned long long>(out), sizeof(Out), kPack);
+    const bool on_grid = output_on_input_grid(grid.lead, slice_grid<Io::peel, kPack>(out, slice_cols).lead);
 #pragma unroll
     for (int k = 0; k < Layout::kChunks; ++k) {
       const unsigned slot_address = shared_address(chunk_packs(k));

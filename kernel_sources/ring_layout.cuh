@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// How row_ring cuts a block's row slice into chunks and how large its ring is: the kernel's
-// RingLayout and the host's validity check and launch (ring_shape) both read it from here.
+// How the ring kernel (ring.cuh) cuts a block's row slice into chunks and how large its ring is:
+// the kernel's RingLayout and the host's validity check and launch (ring_shape) both read it from
+// here; and where a peeled slice lies on its grid (SliceGrid).
 #pragma once
 
 #include "host_device.cuh"
 #include "row_layout.cuh"
+#include "row_peel.cuh"
 
 namespace kjit {
 
@@ -75,6 +77,21 @@ KJIT_HOST_DEVICE constexpr RingShape ring_shape(long long cols, int elem_bytes, 
 /// The most values a consumer thread may hold: kMaxHeldRegisters registers of them.
 KJIT_HOST_DEVICE constexpr long long ring_max_values(bool words) {
   return words ? 2 * kMaxHeldRegisters : kMaxHeldRegisters;
+}
+
+/// Where a row's slice lies on its grid: columns count from the grid vector the slice's start falls
+/// in (`lead` elements before it, 0 unless peeled), and the whole vectors the bulk copies move are
+/// [body_begin, body_end) of them.
+struct SliceGrid {
+  int lead;
+  int body_begin;
+  int body_end;
+};
+
+template <bool Peel, int Pack, typename T>
+KJIT_HOST_DEVICE inline SliceGrid slice_grid(const T* slice, int slice_cols) {
+  const int lead = Peel ? row_lead(reinterpret_cast<unsigned long long>(slice), sizeof(T), Pack) : 0;
+  return {lead, lead > 0 ? Pack : 0, (lead + slice_cols) / Pack * Pack};
 }
 
 }  // namespace kjit

@@ -228,15 +228,20 @@ RowwiseProblem peeled_span(const RowwiseProblem& p, int pack) {
 }
 
 bool share_realigns(const RowwiseProblem& p, const KernelConfig& c) {
-  const RowwiseProblem span = peeled_span(p, c.pack);
-  return realigns_share(held_registers_for(span, span.cols, c.pack, c.group),
+  // The cluster kernel's threads share a slice's span; the others' a row's.
+  const std::int64_t span = c.algorithm == Algorithm::kCluster ? cluster_share_cols(p.cols, c.pack, c.cluster, true)
+                                                                : peeled_cols(p.cols, c.pack);
+  return realigns_share(held_registers_for(p, span, c.pack, c.group),
                         holds_input_words(size_of(p.in_dtype), c.pack, c.group));
 }
 
-bool cluster_share_realigns(const RowwiseProblem& p, const KernelConfig& c) {
-  const std::int64_t share = cluster_share_cols(p.cols, c.pack, c.cluster, true);
-  return realigns_share(held_registers_for(p, share, c.pack, c.threads),
-                        holds_input_words(size_of(p.in_dtype), c.pack, c.threads));
+std::optional<KernelConfig> realigning_threads(const RowwiseProblem& p, KernelConfig c) {
+  while (!share_realigns(p, c) && c.threads < 1024) {
+    c.threads *= 2;
+    c.group = c.threads;
+  }
+  if (!share_realigns(p, c)) return std::nullopt;
+  return c;
 }
 
 std::optional<KernelConfig> fit_peeled(const RowwiseProblem& p, Algorithm algorithm) {

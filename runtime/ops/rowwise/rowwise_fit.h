@@ -124,11 +124,13 @@ KernelConfig online_for(const RowwiseProblem& p, int cluster);
 /// The problem as the threads of a peeled config of `pack` size their shares: the row's span at
 /// its worst shift (peeled_cols).
 RowwiseProblem peeled_span(const RowwiseProblem& p, int pack);
-/// Whether the register kernel of peeled config `c` stores realigned where a row's output starts
-/// elsewhere on the grid than its input (realigns_share, row_layout.cuh), as the kernel decides.
+/// Whether the register kernel (warp, block_regs, cluster) of peeled config `c` stores realigned
+/// where a row's output starts elsewhere on the grid than its input (realigns_share,
+/// row_layout.cuh), as the kernel decides.
 bool share_realigns(const RowwiseProblem& p, const KernelConfig& c);
-/// The same for a peeled cluster config, whose threads share a slice of the row.
-bool cluster_share_realigns(const RowwiseProblem& p, const KernelConfig& c);
+/// `c` (a block a row or a cluster's slice) with its threads doubled, up to 1024, until its share
+/// stores realigned; none where 1024 threads do not.
+std::optional<KernelConfig> realigning_threads(const RowwiseProblem& p, KernelConfig c);
 /// A peeled warp or block_regs config (`algorithm`) at the widest pack, fitted to the row's span
 /// as the pick fits aligned rows; none where a thread's share would pass kTargetHeldRegisters.
 std::optional<KernelConfig> fit_peeled(const RowwiseProblem& p, Algorithm algorithm);

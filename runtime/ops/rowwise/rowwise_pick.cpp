@@ -65,7 +65,7 @@ KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int 
 
 /// 16-bit rows to fp32 off the alignment, more than twice the SMs, too wide for a block's
 /// registers: the cluster kernel peeled at the widest pack (one read, where block_online reads
-/// twice), its threads doubled until their shares store realigned (cluster_share_realigns). On the
+/// twice), its threads doubled until their shares store realigned (realigning_threads). On the
 /// H100, over one seed of the shape sweep, 5 such calls of 264-1112 rows (55793-170130 columns,
 /// padded and odd strides) ran 6-18 points of copy faster than peeled block_online; at 2052 rows
 /// (planned as 4096), where block_online holds a row a block, 16 points slower, so rows past
@@ -75,13 +75,10 @@ std::optional<KernelConfig> peeled_cluster_rows(const RowwiseProblem& p, const D
   if (!has_clusters(d) || !half_input(p) || size_of(p.out_dtype) != 4 || !misaligned_rows(p) || !many_rows(p, d))
     return std::nullopt;
   if (p.rows > kOnlineRowABlockRows * d.sm_count && online_cluster(p, d) == 1) return std::nullopt;
-  KernelConfig cluster = fit_cluster(p, d, widest_pack(p));
-  cluster.peel = true;
-  while (!cluster_share_realigns(p, cluster) && cluster.threads < 1024) {
-    cluster.threads *= 2;
-    cluster.group = cluster.threads;
-  }
-  if (!cluster_share_realigns(p, cluster) || !why_not_rowwise(p, d, cluster).empty()) return std::nullopt;
+  KernelConfig fitted = fit_cluster(p, d, widest_pack(p));
+  fitted.peel = true;
+  const std::optional<KernelConfig> cluster = realigning_threads(p, fitted);
+  if (!cluster || !why_not_rowwise(p, d, *cluster).empty()) return std::nullopt;
   return cluster;
 }
 
@@ -108,14 +105,9 @@ std::optional<KernelConfig> peeled_pick(const RowwiseProblem& p) {
 /// (docs/experiments/narrow-and-misaligned-rows.md).
 std::optional<KernelConfig> peeled_wide_rows(const RowwiseProblem& p) {
   if (p.dense || !misaligned_rows(p)) return std::nullopt;
-  std::optional<KernelConfig> regs = fit_peeled(p, Algorithm::kBlockRegs);
   // More threads shrink each share under the limit its realigned stores need.
-  while (regs && !share_realigns(p, *regs) && regs->threads < 1024) {
-    regs->threads *= 2;
-    regs->group = regs->threads;
-  }
-  if (!regs || !share_realigns(p, *regs)) return std::nullopt;
-  return regs;
+  const std::optional<KernelConfig> regs = fit_peeled(p, Algorithm::kBlockRegs);
+  return regs ? realigning_threads(p, *regs) : std::nullopt;
 }
 
 /// Rows of narrow gaps that flat_tile takes by kFlatTileGappedPickMaxCols: narrow, and tiles
