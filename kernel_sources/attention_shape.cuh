@@ -44,10 +44,18 @@ KJIT_HOST_DEVICE constexpr int attention_key_block(int n, int dv) {
 }
 
 /// Whether a config's stages hold Q too: with two stages, the next problem's Q arrives with its
-/// K and V while the current one computes; with one there is nothing to overlap, and Q goes
-/// from global memory straight into registers (which keeps 256 x 256 tokens at d = dv = 128
-/// within an A100's shared memory).
+/// K and V while the current one computes; with one there is nothing to overlap (but see
+/// attention_copies_query).
 KJIT_HOST_DEVICE constexpr bool attention_stages_query(int stages) { return stages == 2; }
+
+/// Whether, with one stage, each warp copies the Q of its next strip into rows of its own while
+/// it computes the current strip (attention_warp_rows_bytes): where a warp takes several strips
+/// of a problem. Elsewhere Q goes from global memory straight into registers: where each warp
+/// had one strip a problem, the copy ran 7-30% slower on the H100 (more registers beside held
+/// addends; per-problem work on 16 x 16 tiles), and 5-15% faster where warps take several.
+KJIT_HOST_DEVICE constexpr bool attention_copies_query(int m, int warps, int stages) {
+  return !attention_stages_query(stages) && attention_strips(m) > warps;
+}
 
 /// Bytes of K [padded n, d] and V [padded n, dv] in a stage, 16-bit, rows padded; Q's rows
 /// follow them where the stage holds Q.
@@ -65,16 +73,23 @@ KJIT_HOST_DEVICE constexpr int attention_stage_bytes(int m, int n, int d, int dv
 /// have each store touch eight rows, 4 bytes a lane: half sectors, twice the requests to L2.
 constexpr int kAttentionWarpRows = 8;
 
-/// Bytes of a warp's rows: half a strip of O, padded like the stages' rows.
-KJIT_HOST_DEVICE constexpr int attention_warp_rows_bytes(int dv) {
+/// Bytes of a warp's rows of O: half a strip, padded like the stages' rows.
+KJIT_HOST_DEVICE constexpr int attention_warp_output_bytes(int dv) {
   return kAttentionWarpRows * (dv + kAttentionRowPad) * 2;
+}
+
+/// Bytes of a warp's rows: those of O, then, where the warp copies its next strip's Q
+/// (attention_copies_query), one strip of Q.
+KJIT_HOST_DEVICE constexpr int attention_warp_rows_bytes(int m, int d, int dv, int warps, int stages) {
+  return attention_warp_output_bytes(dv) +
+         (attention_copies_query(m, warps, stages) ? kAttentionTile * (d + kAttentionRowPad) * 2 : 0);
 }
 
 /// Dynamic shared memory of a block: each problem group's stages, then each warp's rows.
 KJIT_HOST_DEVICE constexpr int attention_block_smem(int m, int n, int d, int dv, int warps, int problems,
                                                     int stages) {
   return problems * stages * attention_stage_bytes(m, n, d, dv, stages) +
-         warps * problems * attention_warp_rows_bytes(dv);
+         warps * problems * attention_warp_rows_bytes(m, d, dv, warps, stages);
 }
 
 /// Whether a kernel holds its strip's bias + mask in registers for all its problems: with

@@ -24,7 +24,7 @@ struct AttentionView {
   const void* mask;  ///< this window's [m, n]
   long long q_row, o_row, bias_row, mask_row;
   unsigned k_smem, v_smem, q_smem;  ///< shared addresses of the stage's K, V and Q (where it holds Q)
-  unsigned char* rows;  ///< this warp's rows (attention_warp_rows_bytes), through which O goes out
+  unsigned char* rows;  ///< this warp's rows of O (attention_warp_output_bytes)
 };
 
 /// The type an addend of kind Kind holds.
@@ -117,8 +117,9 @@ struct StripStats {
   float sum[2];
 };
 
-/// The strip's Q as A fragments, one a 16 columns of d, from the stage (whose rows past M are
-/// zeros): matrices 0-3 of an ldmatrix are rows 0-7 and 8-15 of columns 0-7, then of 8-15.
+/// The strip at row0's Q as A fragments, one a 16 columns of d, from shared rows of d + pad
+/// (the stage's, or the warp's own; rows past M are zeros): matrices 0-3 of an ldmatrix are rows
+/// 0-7 and 8-15 of columns 0-7, then of 8-15.
 template <int D>
 __device__ __forceinline__ void load_query_shared(unsigned (&qa)[D / 16][4], unsigned q_smem, int row0, int lane) {
   const int matrix = lane >> 3, row = row0 + (lane & 7) + (matrix & 1) * 8;
@@ -308,23 +309,19 @@ __device__ __forceinline__ void attend_key_block(const unsigned (&qa)[D / 16][4]
   accumulate_values<In, Dv, KB>(s, o, view.v_smem, kb0, key_end, lane);
 }
 
-/// The whole strip at row0: key blocks up to the last key any of its rows sees. Q comes from
-/// the stage where it holds Q (QueryStaged), else from global memory; bias and mask from `held`
-/// where the kernel holds them (Held), else from global memory. Without causality the last
+/// The whole strip at row0, its Q fragments loaded: key blocks up to the last key any of its rows
+/// sees. Bias and mask come from `held` where the kernel holds them (Held), else from global
+/// memory. Without causality the last
 /// block is cut to the keys left (whole 16s), so that its exponentials and masks cover those
 /// alone, and only it masks keys past N; with causality each strip's last key is its own.
-template <typename In, int M, int N, int D, int Dv, int BiasKind, int MaskKind, bool Causal, bool QueryStaged,
-          bool Held>
-__device__ __forceinline__ void attend_strip(const AttentionView<In>& view,
+template <typename In, int M, int N, int D, int Dv, int BiasKind, int MaskKind, bool Causal, bool Held>
+__device__ __forceinline__ void attend_strip(const unsigned (&qa)[D / 16][4], const AttentionView<In>& view,
                                              const HeldAddends<attention_key_block(N, Dv), Held>& held,
                                              float scale_log2, int row0, int lane) {
   constexpr int kKeys = attention_padded(N);
   constexpr int KB = attention_key_block(N, Dv);
   constexpr int kLastBlock = kKeys - (kKeys - 1) / KB * KB;
   constexpr int kLastStart = kKeys - kLastBlock;
-  unsigned qa[D / 16][4];
-  if constexpr (QueryStaged) load_query_shared<D>(qa, view.q_smem, row0, lane);
-  else load_query<In, M, D>(qa, view, row0, lane);
   float o[Dv / 8][4];
 #pragma unroll
   for (int tile = 0; tile < Dv / 8; ++tile) o[tile][0] = o[tile][1] = o[tile][2] = o[tile][3] = 0.0f;

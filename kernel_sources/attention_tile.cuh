@@ -5,13 +5,15 @@
 // A block holds Problems groups of Warps warps; each group walks the problems persistently
 // (problem group + Problems x block, then a grid's worth further on) through Stages
 // shared-memory stages: while it computes one problem, the cp.async copies of the next
-// problem's Q, K and V (Stages = 2) are in flight; with one stage Q goes straight to registers.
+// problem's Q, K and V (Stages = 2) are in flight; with one stage, Q goes from global memory into
+// registers, or, where a warp takes several strips of a problem, each warp copies the Q of its
+// next strip into rows of its own while it computes the current one (attention_copies_query).
 // Within a group, each warp takes query strips of 16 rows (attention_strip.cuh), so the group's
 // warps share the staged K and V. Bias and mask are read where they lie (shared by every batch
 // entry, they stay in L2), or, where each warp owns one strip of one key block, held in registers
 // for all the group's problems, which the launch keeps at one head and mask window
 // (attention_holds_addends). After the groups' stages, each warp has rows of its own through
-// which O goes out.
+// which O goes out (and its next strip's Q comes in, where it copies Q).
 #pragma once
 
 #include "async_copy.cuh"
@@ -119,6 +121,43 @@ __device__ __forceinline__ AttentionView<In> view_of(const AttentionParams& p, l
   return view;
 }
 
+/// Starts copying the Q rows of problem `index`'s strip at row0 into a warp's Q rows at `rows`;
+/// rows past M are set to zero there (finite scores, never stored).
+template <typename In, int M, int D>
+__device__ __forceinline__ void copy_query_strip(const AttentionParams& p, long long index, int row0,
+                                                 unsigned char* rows, int lane) {
+  constexpr int kChunks = D / kAttentionCopyElements;
+  const long long b = index / p.heads, h = index - b * p.heads;
+  const In* q = static_cast<const In*>(p.q) + b * p.q_strides[0] + h * p.q_strides[1] + row0 * p.q_strides[2];
+  for (int c = lane; c < kAttentionTile * kChunks; c += 32) {
+    const int row = c / kChunks, chunk = c - row * kChunks;
+    unsigned char* to = rows + (row * (D + kAttentionRowPad) + chunk * kAttentionCopyElements) * 2;
+    if (row0 + row < M) copy_async<16>(shared_address(to), q + row * p.q_strides[2] + chunk * kAttentionCopyElements);
+    else *reinterpret_cast<uint4*>(to) = make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+
+/// The strip at row0's Q fragments: from the stage where it holds Q; from global memory where the
+/// warp does not copy Q; else from the warp's Q rows, which then take the copy of the warp's next
+/// strip (`next_index`, `next_row0`; none past the problems).
+template <typename In, int M, int D, int Warps, int Stages>
+__device__ __forceinline__ void take_query_strip(unsigned (&qa)[D / 16][4], const AttentionParams& p,
+                                                 const AttentionView<In>& view, int row0, unsigned char* query_rows,
+                                                 long long next_index, int next_row0, int lane) {
+  if constexpr (attention_stages_query(Stages)) {
+    load_query_shared<D>(qa, view.q_smem, row0, lane);
+  } else if constexpr (!attention_copies_query(M, Warps, Stages)) {
+    load_query<In, M, D>(qa, view, row0, lane);
+  } else {
+    wait_async_copy_groups<0>();
+    __syncwarp();  // every lane's copies have landed
+    load_query_shared<D>(qa, shared_address(query_rows), 0, lane);
+    __syncwarp();  // every lane holds its fragments before the rows are refilled
+    if (next_index < p.problems) copy_query_strip<In, M, D>(p, next_index, next_row0, query_rows, lane);
+    commit_async_copies();
+  }
+}
+
 template <typename In, int M, int N, int D, int Dv, int BiasKind, int MaskKind, bool Causal, int Warps, int Problems,
           int Stages>
 __global__ void __launch_bounds__(Warps * Problems * 32, 1) attention_tile(const AttentionParams p) {
@@ -130,7 +169,9 @@ __global__ void __launch_bounds__(Warps * Problems * 32, 1) attention_tile(const
   const int group = warp / Warps, warp_in_group = warp - group * Warps;
   const int thread = threadIdx.x - group * kGroupThreads;
   unsigned char* stages = attention_smem + group * Stages * kStage;
-  unsigned char* warp_rows = attention_smem + Problems * Stages * kStage + warp * attention_warp_rows_bytes(Dv);
+  unsigned char* warp_rows =
+      attention_smem + Problems * Stages * kStage + warp * attention_warp_rows_bytes(M, D, Dv, Warps, Stages);
+  unsigned char* query_rows = warp_rows + attention_warp_output_bytes(Dv);  // where the warp copies Q
   zero_padding<M, N, D, Dv, Stages, kGroupThreads>(stages, thread);
   start_after_prior_grids();
 
@@ -146,6 +187,10 @@ __global__ void __launch_bounds__(Warps * Problems * 32, 1) attention_tile(const
       load_held_addends<In, M, N, attention_key_block(N, Dv), BiasKind, MaskKind>(
           held, view_of<In, M, N, D, Dv, Stages, BiasKind, MaskKind>(p, first, stages, warp_rows),
           warp_in_group * kAttentionTile, lane);
+  }
+  if constexpr (attention_copies_query(M, Warps, Stages)) {
+    if (first < p.problems) copy_query_strip<In, M, D>(p, first, warp_in_group * kAttentionTile, query_rows, lane);
+    commit_async_copies();
   }
 #pragma unroll
   for (int s = 0; s + 1 < Stages; ++s) {
@@ -165,9 +210,16 @@ __global__ void __launch_bounds__(Warps * Problems * 32, 1) attention_tile(const
     const AttentionView<In> view =
         view_of<In, M, N, D, Dv, Stages, BiasKind, MaskKind>(p, index, stages + slot * kStage, warp_rows);
 #pragma unroll 1
-    for (int strip = warp_in_group; strip < attention_strips(M); strip += Warps)
-      attend_strip<In, M, N, D, Dv, BiasKind, MaskKind, Causal, attention_stages_query(Stages), kHeld>(
-          view, held, p.scale_log2, strip * kAttentionTile, lane);
+    for (int strip = warp_in_group; strip < attention_strips(M); strip += Warps) {
+      // The warp's next strip: the next of this problem, else its first of the group's next.
+      const bool last = strip + Warps >= attention_strips(M);
+      unsigned qa[D / 16][4];
+      take_query_strip<In, M, D, Warps, Stages>(qa, p, view, strip * kAttentionTile, query_rows,
+                                                last ? index + step : index,
+                                                (last ? warp_in_group : strip + Warps) * kAttentionTile, lane);
+      attend_strip<In, M, N, D, Dv, BiasKind, MaskKind, Causal, kHeld>(qa, view, held, p.scale_log2,
+                                                                       strip * kAttentionTile, lane);
+    }
     group_sync<Warps>(group);  // the stage is refilled next
     slot = (slot + 1) % Stages;
   }

@@ -154,7 +154,11 @@ TEST_CASE("the kernel spec names every specialization argument; the launch cover
   // 8 rows of O (dv = 64), padded.
   const int warp_rows = 8 * 8 * (64 + 8) * 2;
   CHECK(shape.dynamic_smem == 2 * 2 * (112 * (40 + 72) * 2 + 64 * 40 * 2) + warp_rows);
+  // One stage: no Q in the stages. A warp a strip loads Q into registers; warps of several strips
+  // each have a strip of Q rows (d = 32) after their rows of O.
   CHECK(attention_launch_shape(p, {4, 2, 1}, 132).dynamic_smem == 2 * 112 * (40 + 72) * 2 + warp_rows);
+  const int copying_warps = 4 * (8 * (64 + 8) * 2 + 16 * (32 + 8) * 2);
+  CHECK(attention_launch_shape(p, {2, 2, 1}, 132).dynamic_smem == 2 * 112 * (40 + 72) * 2 + copying_warps);
   CHECK(shape.persistent);
   LaunchShape resident = shape;
   resident.max_clusters = 264;
