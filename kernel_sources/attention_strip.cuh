@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // One warp's work on one 16-row query strip of one attention problem (attention_tile.cuh runs
-// it): Q fragments from the stage (or global memory) into registers, scores S = Q K^T by mma.sync
+// it): Q fragments from shared rows (or global memory) into registers, scores S = Q K^T by mma.sync
 // with K from shared memory, kept in registers in the accumulator layout, scaled and offset
 // by bias and mask there, an online softmax over key blocks whose row statistics go between
 // the four lanes of a row by shuffles, P rounded in registers into the A fragments of the
@@ -311,9 +311,9 @@ __device__ __forceinline__ void attend_key_block(const unsigned (&qa)[D / 16][4]
 
 /// The whole strip at row0, its Q fragments loaded: key blocks up to the last key any of its rows
 /// sees. Bias and mask come from `held` where the kernel holds them (Held), else from global
-/// memory. Without causality the last
-/// block is cut to the keys left (whole 16s), so that its exponentials and masks cover those
-/// alone, and only it masks keys past N; with causality each strip's last key is its own.
+/// memory. Without causality the last block is cut to the keys left (whole 16s), so that its
+/// exponentials and masks cover those alone, and only it masks keys past N; with causality each
+/// strip's last key is its own.
 template <typename In, int M, int N, int D, int Dv, int BiasKind, int MaskKind, bool Causal, bool Held>
 __device__ __forceinline__ void attend_strip(const unsigned (&qa)[D / 16][4], const AttentionView<In>& view,
                                              const HeldAddends<attention_key_block(N, Dv), Held>& held,
