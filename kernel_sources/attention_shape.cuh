@@ -50,9 +50,9 @@ KJIT_HOST_DEVICE constexpr bool attention_stages_query(int stages) { return stag
 
 /// Whether, with one stage, each warp copies the Q of its next strip into rows of its own while
 /// it computes the current strip (attention_warp_rows_bytes): where a warp takes several strips
-/// of a problem. Elsewhere Q goes from global memory straight into registers: where each warp
-/// had one strip a problem, the copy ran 7-30% slower on the H100 (more registers beside held
-/// addends; per-problem work on 16 x 16 tiles), and 5-15% faster where warps take several.
+/// of a problem (1-15% faster on the H100 at 160-224 tokens). Elsewhere Q goes from global memory
+/// straight into registers: where each warp had one strip a problem, the copy ran 7-30% slower at
+/// the fastest configs (more registers beside held addends; per-problem work on 16 x 16 tiles).
 KJIT_HOST_DEVICE constexpr bool attention_copies_query(int m, int warps, int stages) {
   return !attention_stages_query(stages) && attention_strips(m) > warps;
 }
