@@ -4,7 +4,6 @@
 // without a GPU a bad argument is reported as such, not as a missing driver.
 #include <doctest/doctest.h>
 
-#include <cctype>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -19,8 +18,11 @@
 #include "kjit/kjit.hpp"
 #include "runtime/driver/cuda_api.h"
 #include "runtime/ops/attention/attention_problem.h"
+#include "support/call_outcome.h"
 
 using namespace kjit;
+using kjit::test::names_argument;
+using kjit::test::outcome;
 
 namespace {
 
@@ -139,27 +141,6 @@ std::vector<BadCase> bad_cases() {
   for (auto* more : {&scalar_cases, &pointer_cases, &stride_cases})
     for (BadCase& bad : (*more)()) all.push_back(std::move(bad));
   return all;
-}
-
-// True when `name` appears in `message` as a word of its own ("d" not inside "dv" or "head").
-bool names_argument(const std::string& message, const std::string& name) {
-  auto is_word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (std::size_t at = message.find(name); at != std::string::npos; at = message.find(name, at + 1)) {
-    const bool starts = at == 0 || !is_word_char(message[at - 1]);
-    const std::size_t end = at + name.size();
-    const bool ends = end == message.size() || !is_word_char(message[end]);
-    if (starts && ends) return true;
-  }
-  return false;
-}
-
-std::pair<Status, std::string> outcome(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const Error& error) {
-    return {error.status(), error.what()};
-  }
-  return {Status::kSuccess, {}};
 }
 
 kjit_attention_args c_args(const AttentionArgs& a) {

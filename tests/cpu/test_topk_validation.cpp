@@ -4,7 +4,6 @@
 // without a GPU a bad argument is reported as such, not as a missing driver.
 #include <doctest/doctest.h>
 
-#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -16,8 +15,11 @@
 #include "kjit/kjit.hpp"
 #include "runtime/driver/cuda_api.h"
 #include "runtime/ops/topk/topk_problem.h"
+#include "support/call_outcome.h"
 
 using namespace kjit;
+using kjit::test::names_argument;
+using kjit::test::outcome;
 
 namespace {
 
@@ -127,29 +129,6 @@ std::vector<BadCase> bad_cases() {
   for (BadCase& bad : scalar_cases()) all.push_back(std::move(bad));
   for (BadCase& bad : pointer_cases()) all.push_back(std::move(bad));
   return all;
-}
-
-// True when `name` appears in `message` as a word of its own: "k" must not be found inside
-// "softmax_topk", nor "rows" inside "row_stride"'s neighbourhood by accident.
-bool names_argument(const std::string& message, const std::string& name) {
-  auto is_word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (std::size_t at = message.find(name); at != std::string::npos; at = message.find(name, at + 1)) {
-    const bool starts = at == 0 || !is_word_char(message[at - 1]);
-    const std::size_t end = at + name.size();
-    const bool ends = end == message.size() || !is_word_char(message[end]);
-    if (starts && ends) return true;
-  }
-  return false;
-}
-
-// Status and message of one C++ call; kSuccess and "" when it did not throw.
-std::pair<Status, std::string> outcome(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const Error& error) {
-    return {error.status(), error.what()};
-  }
-  return {Status::kSuccess, {}};
 }
 
 kjit_status call_c(kjit_runtime* rt, const TopkArgs& a) {

@@ -15,8 +15,10 @@
 #include "kjit/kjit.hpp"
 #include "runtime/driver/cuda_api.h"
 #include "runtime/ops/rowwise/rowwise_problem.h"
+#include "support/call_outcome.h"
 
 using namespace kjit;
+using kjit::test::outcome;
 
 namespace {
 
@@ -84,16 +86,6 @@ std::vector<std::pair<const char*, float*>> bad_scales() {
       {"scale_out over the last row of out",
        reinterpret_cast<float*>(reinterpret_cast<std::uintptr_t>(kOut) + 3 * 256 * 4)},
   };
-}
-
-// Status and message of one C++ call; kSuccess and "" when it did not throw.
-std::pair<Status, std::string> outcome(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const Error& error) {
-    return {error.status(), error.what()};
-  }
-  return {Status::kSuccess, {}};
 }
 
 using CxxCall = std::function<void(Runtime&, const RowwiseArgs&)>;
