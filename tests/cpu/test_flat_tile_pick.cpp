@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pick and the tuner's candidates for narrow rows: flat_tile for dense rows off the alignment
-// under kFlatTilePickMaxRowBytes, and for rows of narrow gaps where narrow and many, as measured;
-// candidates of it up to its width, valid wherever they are offered.
+// under kFlatTilePickMaxHalfRowBytes (16-bit) or kFlatTilePickMaxFloatRowBytes (fp32), and for
+// rows of narrow gaps where narrow and many, as measured; candidates of it up to its width, valid
+// wherever they are offered.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -27,8 +28,8 @@ constexpr auto& kPairs = test::kFlatTilePairs;
 
 }  // namespace
 
-TEST_CASE("dense rows and rows of narrow gaps off the alignment under 256 bytes of input take flat_tile, eight "
-          "values a lane; the tuner's candidates hold it to 256 columns") {
+TEST_CASE("dense rows and rows of narrow gaps off the alignment under 128 bytes of 16-bit input or 64 of fp32 "
+          "take flat_tile, eight values a lane; the tuner's candidates hold it to 256 columns") {
   int with_tiles = 0, picked = 0;
   for (int arch : {80, 90}) {
     const DeviceProps d = nominal_device(arch);

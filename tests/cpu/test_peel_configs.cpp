@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Peeled configs (KernelConfig::peel) on the host: which can run (any alignment, the widest pack,
 // every algorithm but stream and flat_tile, shares sized for the worst shift), their completion, and the
-// tuner's candidates for rows off the alignment, and the pick's peeling (kPeelWarpMaxRowBytes).
+// tuner's candidates for rows off the alignment, and the pick's peeling (block rows, not warp rows).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -76,9 +76,9 @@ TEST_CASE("peeled configs run any alignment at the widest pack, in every algorit
 
 namespace {
 
-/// The pick for rows at `max_pack`: dense rows off the alignment under 256 bytes are flat tiles
-/// (test_flat_tile.cpp); other dense rows off it are peeled where a block holds them, or a warp
-/// under kPeelWarpMaxRowBytes; padded and offset rows off it that a block holds only peeled, with a
+/// The pick for rows at `max_pack`: narrow dense rows off the alignment are flat tiles
+/// (test_flat_tile_pick.cpp); other dense rows off it are peeled where a block holds them, never
+/// where a warp does (warp_group's lanes at their own pack run ahead); padded and offset rows off it that a block holds only peeled, with a
 /// share that stores realigned, are peeled in block_regs rather than read twice or staged in
 /// shared memory; 16-bit rows off it that block_online would read twice are peeled too
 /// (peels_online), in block_split where it holds them two blocks an SM (peeled_split); on sm_90,
@@ -92,7 +92,7 @@ void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   const std::optional<KernelConfig> peeled_regs = fit_peeled(p, Algorithm::kBlockRegs);
   const bool block_row = !warp_row && peeled_regs.has_value();
   const bool tiled = misaligned_dense && rowwise::tile_narrow(p);
-  const bool peels = misaligned_dense && ((warp_row && rowwise::warp_peel_narrow(p)) || block_row);
+  const bool peels = misaligned_dense && block_row;
   const bool online = pick.algorithm == Algorithm::kBlockOnline && rowwise::peels_online(p);
   const bool split = pick.algorithm == Algorithm::kBlockSplit && pick.peel;
   if (split) CHECK(rowwise::peels_online(p));
@@ -126,7 +126,7 @@ void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   if (tiled) {
     CHECK(pick.algorithm == Algorithm::kFlatTile);
   } else if (peels) {
-    CHECK(pick.algorithm == (warp_row ? Algorithm::kWarp : Algorithm::kBlockRegs));
+    CHECK(pick.algorithm == Algorithm::kBlockRegs);
     CHECK(pick.pack == widest);
   } else if (online || wide || split || slices || ring) {
     CHECK(pick.pack == widest);
@@ -156,7 +156,7 @@ int check_candidates(const RowwiseProblem& p, const DeviceProps& d, int widest) 
 
 }  // namespace
 
-TEST_CASE("misaligned rows get peeled candidates; the pick peels dense block rows, warp rows under 128 columns, "
+TEST_CASE("misaligned rows get peeled candidates; the pick peels dense block rows (not warp rows), "
           "padded rows a block holds only peeled, and rows read twice") {
   const std::int64_t shapes[][2] = {{65536, 49}, {100000, 99}, {16384, 1001}, {4096, 4095}, {4096, 50257}};
   int peeled = 0;

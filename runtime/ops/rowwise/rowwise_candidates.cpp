@@ -39,10 +39,24 @@ std::vector<int> register_threads(const RowwiseProblem& p, std::int64_t cols, in
   return threads;
 }
 
+/// Warps that hold two rows or more at once (groups under a whole row's lanes, 256 threads),
+/// within twice warp_group's bounds: each lane's loads hold more of the row, and fewer lanes sit
+/// idle past a row of few packs.
+void add_narrow_group_candidates(const RowwiseProblem& p, KernelConfig warp, std::vector<KernelConfig>& out) {
+  const std::int64_t packs = ceil_div(p.cols, warp.pack);
+  const std::int64_t pack_bytes = warp.pack * size_of(p.in_dtype);
+  warp.threads = 256;
+  for (warp.group /= 2; warp.group >= 2; warp.group /= 2) {
+    const bool spans = 2 * warp.group * pack_bytes >= kWarpGroupMinSpanBytes;
+    if (spans && ceil_div(packs, warp.group) * pack_bytes <= 2 * kWarpGroupMaxLaneBytes) out.push_back(warp);
+  }
+}
+
 void add_register_candidates(const RowwiseProblem& p, int pack, std::vector<KernelConfig>& out) {
-  if (KernelConfig warp = fit_warp(p, pack); fits_registers(p, warp, p.cols, kTargetHeldRegisters)) {
+  if (KernelConfig warp = fit_whole_row_warp(p, pack); fits_registers(p, warp, p.cols, kTargetHeldRegisters)) {
     out.push_back(warp);
     out.push_back({Algorithm::kWarp, pack, 256, warp.group, 1});
+    add_narrow_group_candidates(p, fit_whole_row_warp(p, pack), out);
   }
   if (p.cols <= 32 * pack) return;  // narrower rows leave most of a block idle
   for (int threads : register_threads(p, p.cols, pack))

@@ -96,9 +96,27 @@ int block_threads_for(const RowwiseProblem& p, std::int64_t values, int pack, in
   return threads;
 }
 
-KernelConfig fit_warp(const RowwiseProblem& p, int pack) {
-  const int group = std::min(32, pow2_ceil(ceil_div(p.cols, pack)));
-  return {Algorithm::kWarp, pack, 128, group, 1};
+int whole_row_group(const RowwiseProblem& p, int pack) { return std::min(32, pow2_ceil(ceil_div(p.cols, pack))); }
+
+int warp_group(const RowwiseProblem& p, int pack) {
+  const int whole = whole_row_group(p, pack);
+  const std::int64_t packs = ceil_div(p.cols, pack);
+  const std::int64_t in_bytes = pack * size_of(p.in_dtype);
+  // A lane's share is bounded on the wider side: its registers and accesses are that side's.
+  const std::int64_t wide_bytes = pack * std::max(size_of(p.in_dtype), size_of(p.out_dtype));
+  const std::int64_t max_lane_bytes = wide_bytes == 4 ? kWarpGroupMaxWordLaneBytes : kWarpGroupMaxLaneBytes;
+  const bool lanes_idle = packs % whole != 0;
+  if (!lanes_idle && in_bytes == kMaxPackBytes && row_bytes(p) >= kWarpWholeGroupMinRowBytes) return whole;
+  for (int group = 1; group < whole; group *= 2)
+    if (group * in_bytes >= kWarpGroupMinSpanBytes && ceil_div(packs, group) * wide_bytes <= max_lane_bytes)
+      return group;
+  return whole;
+}
+
+KernelConfig fit_warp(const RowwiseProblem& p, int pack) { return {Algorithm::kWarp, pack, 128, warp_group(p, pack), 1}; }
+
+KernelConfig fit_whole_row_warp(const RowwiseProblem& p, int pack) {
+  return {Algorithm::kWarp, pack, 128, whole_row_group(p, pack), 1};
 }
 
 KernelConfig fit_block(Algorithm algorithm, const RowwiseProblem& p, int pack) {
@@ -247,7 +265,8 @@ std::optional<KernelConfig> realigning_threads(const RowwiseProblem& p, KernelCo
 std::optional<KernelConfig> fit_peeled(const RowwiseProblem& p, Algorithm algorithm) {
   const int pack = widest_pack(p);
   const RowwiseProblem span = peeled_span(p, pack);
-  KernelConfig config = algorithm == Algorithm::kWarp ? fit_warp(span, pack) : fit_block(algorithm, span, pack);
+  KernelConfig config =
+      algorithm == Algorithm::kWarp ? fit_whole_row_warp(span, pack) : fit_block(algorithm, span, pack);
   if (!fits_registers(span, config, span.cols, kTargetHeldRegisters)) return std::nullopt;
   config.peel = true;
   return config;

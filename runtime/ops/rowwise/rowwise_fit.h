@@ -83,8 +83,19 @@ int smallest_cluster(std::int64_t row_bytes, std::int64_t max_slice_bytes);
 int block_threads_for(const RowwiseProblem& p, std::int64_t values, int pack, int min_threads, int max_threads,
                       int target);
 
-/// A warp (or part of one) per row, 128 threads a block.
+/// Lanes enough for every pack of the row, up to a warp.
+int whole_row_group(const RowwiseProblem& p, int pack);
+/// The warp kernel's lanes a row (kWarpGroupMinSpanBytes, kWarpGroupMaxLaneBytes): the fewest
+/// whose loads of a row span a sector and hold at most kWarpGroupMaxLaneBytes a lane (of the
+/// wider type; kWarpGroupMaxWordLaneBytes where its accesses are 4-byte words), so that a
+/// warp takes several narrow rows at once; whole_row_group where every lane holds whole 16-byte
+/// packs and the row is kWarpWholeGroupMinRowBytes or more, or where no smaller group qualifies.
+int warp_group(const RowwiseProblem& p, int pack);
+/// A group of warp_group lanes per row, 128 threads a block.
 KernelConfig fit_warp(const RowwiseProblem& p, int pack);
+/// A group of whole_row_group lanes per row, 128 threads a block (the peeled warp: smaller groups
+/// ran slower peeled).
+KernelConfig fit_whole_row_warp(const RowwiseProblem& p, int pack);
 /// A block per row: block_regs sized by block_threads_for, the others at 1024 threads.
 KernelConfig fit_block(Algorithm algorithm, const RowwiseProblem& p, int pack);
 /// The cluster kernel: the smallest cluster whose slices fit the target and whose blocks fill

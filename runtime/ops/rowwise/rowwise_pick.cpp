@@ -82,15 +82,12 @@ std::optional<KernelConfig> peeled_cluster_rows(const RowwiseProblem& p, const D
   return cluster;
 }
 
-/// Dense rows off the alignment on their own vector grids at the widest pack, in a warp's
-/// registers (narrow rows, kPeelWarpMaxRowBytes) or a block's. Only dense: padded and offset rows,
-/// whose outputs start elsewhere on the grid than their inputs, were measured peeled only while
-/// such stores went element by element (on the H100, 1557 x 48160 bf16 with the output 4 elements
-/// off ran at 0.35x torch); the register kernels' realigned stores have not been timed on them.
+/// Dense rows off the alignment on their own vector grids at the widest pack, in a block's
+/// registers; rows a warp holds keep their own pack (kWarpGroupMinSpanBytes). Only dense: padded
+/// and offset rows, whose outputs start elsewhere on the grid than their inputs, go to
+/// peeled_wide_rows only where block_regs holds them only peeled.
 std::optional<KernelConfig> peeled_pick(const RowwiseProblem& p) {
-  if (!p.dense || !misaligned_rows(p)) return std::nullopt;
-  if (std::optional<KernelConfig> warp = fit_peeled(p, Algorithm::kWarp))
-    return warp_peel_narrow(p) ? warp : std::nullopt;
+  if (!p.dense || !misaligned_rows(p) || fit_peeled(p, Algorithm::kWarp)) return std::nullopt;
   return fit_peeled(p, Algorithm::kBlockRegs);
 }
 

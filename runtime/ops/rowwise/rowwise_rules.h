@@ -55,10 +55,29 @@ constexpr int kNearlyFullClusters[] = {15, 14};
 
 /// Dense rows off the widest pack's alignment are peeled (KernelConfig::peel) where a block holds
 /// them (on the H100, 4096 x 50257 and 8192 x 32001 bf16 ran 2.2-2.6x faster peeled, at 99% of
-/// copy), and where a warp does below this many bytes of input (65536 x 49 f16: 2.5x); from it on
-/// a warp's row spans enough vectors that peeling gains nothing (65536 x 197 bf16: 4% slower;
-/// fp32 60000 x 77: 22.3 us against 14.5 at pack 1).
-constexpr std::int64_t kPeelWarpMaxRowBytes = 256;
+/// copy). Rows a warp holds are not: a group of warp_group lanes at the rows' own pack ran ahead of
+/// the peeled warp at every width measured, 49-101 columns (65536 x 77 bf16: 10.1 us against 13.1;
+/// f16 3000000 x 68: 272 against 410; docs/experiments/narrow-and-misaligned-rows.md).
+
+/// The warp kernel's group of lanes a row (warp_group): the fewest whose load of a row spans a
+/// 32-byte sector, with at most kWarpGroupMaxLaneBytes of the row a lane, so that a warp takes
+/// several narrow rows at once. On the H100 (`kjit tune --full`, 49 calls of 8-1000 columns), a
+/// whole warp a row ran up to 1.35x the time of the best smaller group: bf16 200000 x 160 61.5 us
+/// against 45.4 (16 lanes left 12 idle), bf16 197376 x 257 at pack 1 89.2 against 76.4; narrower
+/// spans than a sector ran up to 2.6x slower (f16 65536 x 49, 4 lanes of pack 1: 19.1 against 7.7)
+/// and more bytes a lane up to 2x (fp32 151296 x 197, 8 lanes: 98 against 81). A lane's bytes
+/// count the wider of the input and output types (bf16 772260 x 216 to fp32, over the shape sweep:
+/// 96 -> 89% of copy on 16 lanes of 64 output bytes).
+constexpr int kWarpGroupMinSpanBytes = 32;
+constexpr int kWarpGroupMaxLaneBytes = 48;
+/// Lanes whose accesses (of the wider side) are single 4-byte words hold at most this many bytes:
+/// fp32 rows at pack 1 ran slowest of the groups at 40 bytes a lane (fp32 59136 x 77, 8 lanes:
+/// 14.7 us against 13.7 at 16; over the shape sweep fp32 819214 x 76 of odd strides, 69 -> 59% of
+/// copy), and bf16 rows to fp32 at pack 1 lost at 52 (25770 x 201: 83 -> 77%).
+constexpr int kWarpGroupMaxWordLaneBytes = 32;
+/// Rows of whole 16-byte packs on every lane keep a whole row's lanes from this many bytes on
+/// (bf16 65536 x 128: 12.2 us at 16 lanes, 12.4 at 8).
+constexpr std::int64_t kWarpWholeGroupMinRowBytes = 256;
 
 /// The widest pack the element sizes allow (16 bytes of the wider type), whatever the alignment.
 inline int widest_pack(const RowwiseProblem& p) {
@@ -81,12 +100,15 @@ inline bool peels_online(const RowwiseProblem& p) {
   return size_of(p.in_dtype) == 2 ? p.max_pack * size_of(p.in_dtype) < 8 : p.dense;
 }
 
-/// Dense rows off the alignment narrower than this many bytes of input take flat_tile: a warp a
-/// row leaves most lanes idle there, and the flat spans move at 16 bytes whatever the width. On
-/// the H100, 16-bit rows of 7 to 77 columns ran 1.4-10x the warp kernel as tiles, and level with
-/// it from about 100 on (127: the tile ahead by 3%); fp32 rows of 49 columns 1.3x, 55 level, 63
-/// 4% behind, and from 65 to 127 columns the warp kernel at pack 1 ran 2-22% ahead.
-constexpr std::int64_t kFlatTilePickMaxRowBytes = 256;
+/// Rows off the alignment narrower than this many bytes of 16-bit or fp32 input take flat_tile:
+/// the flat spans move at 16 bytes whatever the width. On the H100, 16-bit rows of 9-55 columns
+/// ran 1.04-4.6x faster as tiles than in the warp kernel at warp_group's lanes and their own pack
+/// (bf16 2000000 x 17: 59 us against 185), 63 columns 3% slower, and from 68 columns on 3-23%
+/// slower (f16 3000000 x 68: 354 against 272); fp32 rows of 17-61 columns ran 1-20% slower as
+/// tiles (fp32 500000 x 17: 30.2 against 26.4). fp32 rows under 16 columns, where a group of lanes
+/// is mostly idle, keep the tile.
+constexpr std::int64_t kFlatTilePickMaxHalfRowBytes = 128;
+constexpr std::int64_t kFlatTilePickMaxFloatRowBytes = 64;
 
 /// Values a lane of the picked flat_tile holds, and its block: 8 and 256 ran best or within 5% of
 /// the best candidate at 7 to 100 columns.
@@ -111,11 +133,11 @@ constexpr std::int64_t kWarpWideBlockMinBlocksPerSm = 4;
 /// Bytes of one row's input.
 inline std::int64_t row_bytes(const RowwiseProblem& p) { return p.cols * size_of(p.in_dtype); }
 
-/// Whether dense rows off the alignment are narrow enough for a peeled warp (kPeelWarpMaxRowBytes).
-inline bool warp_peel_narrow(const RowwiseProblem& p) { return row_bytes(p) < kPeelWarpMaxRowBytes; }
-
-/// Whether rows are narrow enough for the flat_tile pick (kFlatTilePickMaxRowBytes).
-inline bool tile_narrow(const RowwiseProblem& p) { return row_bytes(p) < kFlatTilePickMaxRowBytes; }
+/// Whether rows are narrow enough for the flat_tile pick (kFlatTilePickMaxHalfRowBytes,
+/// kFlatTilePickMaxFloatRowBytes).
+inline bool tile_narrow(const RowwiseProblem& p) {
+  return row_bytes(p) < (size_of(p.in_dtype) == 2 ? kFlatTilePickMaxHalfRowBytes : kFlatTilePickMaxFloatRowBytes);
+}
 
 /// Whether inputs are 16-bit (bf16, f16).
 inline bool half_input(const RowwiseProblem& p) { return size_of(p.in_dtype) == 2; }
