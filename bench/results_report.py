@@ -20,7 +20,8 @@ out and named under the header):
   compare_torch.json     bench/compare_torch.py --json
   compare_topk.json      bench/compare_topk.py --json
   compare_attention.json bench/compare_attention.py --json (scripts/gpu_check.sh's attention step;
-                         its table and targets appear only where this file is present)
+                         its table and targets appear only where this file is present; an
+                         optional "note" says what changed in the kernels since it ran)
   sweep.json             bench/sweep_shapes.py --json (drawn shapes and real model widths; an
                          optional "note" says where the rows of a merged sweep came from)
 """
@@ -475,7 +476,12 @@ def attention_section(header, source, data):
     if problems:
         lines += [""] + [f"- {r['case']} {dtype_name(r['dtype'])} ({r['check']}): "
                          + "; ".join(r.get("problems", []) + r.get("notes", [])) for r in problems]
+    # A run older than the kernels it stands for says what changed since (an optional "note").
+    if data.get("note"):
+        lines += ["", data["note"]]
     return lines
+
+
 def sweep_section(header, source, data):
     stop = (f"; the time budget stopped it after {data.get('measured')} of {data.get('count')} "
             "shapes" if data.get("stopped_early") else "")

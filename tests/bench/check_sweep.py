@@ -174,6 +174,13 @@ def check_report():
         subprocess.run([sys.executable, str(report), folder], check=True, capture_output=True)
         flat = " ".join((out / "RESULTS.md").read_text().split())  # the report wraps its lines
         expect("Some rows are from another run." in flat, "a merged sweep's note in its section")
+        attention = {"date": "2026-01-01 00:00 UTC", "copy_gbps": 3000.0, "runs": [],
+                     "note": "Since then the kernels changed."}
+        (out / "compare_attention.json").write_text(json.dumps(attention))
+        subprocess.run([sys.executable, str(report), folder], check=True, capture_output=True)
+        flat = " ".join((out / "RESULTS.md").read_text().split())
+        expect("Batched small-tile attention" in flat and "Since then the kernels changed." in flat,
+               "an attention run's note in its section")
 
 
 def main():
