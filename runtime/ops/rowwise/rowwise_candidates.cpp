@@ -56,7 +56,7 @@ void add_register_candidates(const RowwiseProblem& p, int pack, std::vector<Kern
   if (KernelConfig warp = fit_whole_row_warp(p, pack); fits_registers(p, warp, p.cols, kTargetHeldRegisters)) {
     out.push_back(warp);
     out.push_back({Algorithm::kWarp, pack, 256, warp.group, 1});
-    add_narrow_group_candidates(p, fit_whole_row_warp(p, pack), out);
+    add_narrow_group_candidates(p, warp, out);
   }
   if (p.cols <= 32 * pack) return;  // narrower rows leave most of a block idle
   for (int threads : register_threads(p, p.cols, pack))

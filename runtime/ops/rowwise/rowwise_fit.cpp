@@ -113,7 +113,9 @@ int warp_group(const RowwiseProblem& p, int pack) {
   return whole;
 }
 
-KernelConfig fit_warp(const RowwiseProblem& p, int pack) { return {Algorithm::kWarp, pack, 128, warp_group(p, pack), 1}; }
+KernelConfig fit_warp(const RowwiseProblem& p, int pack) {
+  return {Algorithm::kWarp, pack, 128, warp_group(p, pack), 1};
+}
 
 KernelConfig fit_whole_row_warp(const RowwiseProblem& p, int pack) {
   return {Algorithm::kWarp, pack, 128, whole_row_group(p, pack), 1};

@@ -83,9 +83,12 @@ std::optional<KernelConfig> peeled_cluster_rows(const RowwiseProblem& p, const D
 }
 
 /// Dense rows off the alignment on their own vector grids at the widest pack, in a block's
-/// registers; rows a warp holds keep their own pack (kWarpGroupMinSpanBytes). Only dense: padded
-/// and offset rows, whose outputs start elsewhere on the grid than their inputs, go to
-/// peeled_wide_rows only where block_regs holds them only peeled.
+/// registers: on the H100, 4096 x 50257 and 8192 x 32001 bf16 ran 2.2-2.6x faster peeled, at 99%
+/// of copy. Rows a warp holds keep their own pack: over warp_group's lanes they ran ahead of the
+/// peeled warp at every width measured, 49-101 columns (bf16 65536 x 77: 10.1 us against 13.1;
+/// f16 3000000 x 68: 272 against 410). Padded and offset rows, whose outputs start elsewhere on
+/// the grid than their inputs, are peeled only where block_regs holds them only peeled
+/// (peeled_wide_rows).
 std::optional<KernelConfig> peeled_pick(const RowwiseProblem& p) {
   if (!p.dense || !misaligned_rows(p) || fit_peeled(p, Algorithm::kWarp)) return std::nullopt;
   return fit_peeled(p, Algorithm::kBlockRegs);

@@ -53,12 +53,6 @@ constexpr std::int64_t kFewRowsRingMinRowBytes = 128 * 1024;
 /// of them at once than of 16 (8 against 7), and each width fills its chunks differently.
 constexpr int kNearlyFullClusters[] = {15, 14};
 
-/// Dense rows off the widest pack's alignment are peeled (KernelConfig::peel) where a block holds
-/// them (on the H100, 4096 x 50257 and 8192 x 32001 bf16 ran 2.2-2.6x faster peeled, at 99% of
-/// copy). Rows a warp holds are not: a group of warp_group lanes at the rows' own pack ran ahead of
-/// the peeled warp at every width measured, 49-101 columns (65536 x 77 bf16: 10.1 us against 13.1;
-/// f16 3000000 x 68: 272 against 410; docs/experiments/narrow-and-misaligned-rows.md).
-
 /// The warp kernel's group of lanes a row (warp_group): the fewest whose load of a row spans a
 /// 32-byte sector, with at most kWarpGroupMaxLaneBytes of the row a lane, so that a warp takes
 /// several narrow rows at once. On the H100 (`kjit tune --full`, 49 calls of 8-1000 columns), a
