@@ -80,10 +80,11 @@ namespace {
 /// (test_flat_tile_pick.cpp); other dense rows off it are peeled where a block holds them, never
 /// where a warp does (warp_group's lanes at their own pack run ahead); padded and offset rows off
 /// it that a block holds only peeled, with a share that stores realigned, are peeled in block_regs
-/// rather than read twice or staged in shared memory; 16-bit rows off it that block_online would read twice are peeled too
-/// (peels_online), in block_split where it holds them two blocks an SM (peeled_split); on sm_90,
-/// many rows too wide for a block are peeled in cluster_smem (fp32 inputs) and in the cluster kernel
-/// (16-bit to fp32), and rows the ring takes are peeled there; the rest keep the pack they allow.
+/// rather than read twice or staged in shared memory; 16-bit rows off it that block_online would
+/// read twice are peeled too (peels_online), in block_split where it holds them two blocks an SM
+/// (peeled_split); on sm_90, many rows too wide for a block are peeled in cluster_smem (fp32
+/// inputs) and in the cluster kernel (16-bit to fp32), and rows the ring takes are peeled there;
+/// the rest keep the pack they allow.
 void check_pick(const RowwiseProblem& p, const DeviceProps& d, int widest) {
   const KernelConfig pick = choose_rowwise_config(p, d);
   const bool misaligned = p.max_pack < widest;

@@ -5,7 +5,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 
 #include "kjit/kjit.hpp"
@@ -24,8 +23,6 @@ RowwiseProblem rows_of(DType in, DType out, std::int64_t cols, int pack) {
   return RowwiseProblem{RowOp::kSoftmax, in, out, 65536, cols, pack};
 }
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
 /// Whether `group` lanes qualify: a sector a load, and the lane's bytes (of the wider type) within
 /// the bound for its access size.
 bool qualifies(const RowwiseProblem& p, int group) {
@@ -33,7 +30,7 @@ bool qualifies(const RowwiseProblem& p, int group) {
   const std::int64_t wide_bytes = p.max_pack * std::max(size_of(p.in_dtype), size_of(p.out_dtype));
   const std::int64_t bound = wide_bytes == 4 ? rowwise::kWarpGroupMaxWordLaneBytes : rowwise::kWarpGroupMaxLaneBytes;
   return group * in_bytes >= rowwise::kWarpGroupMinSpanBytes &&
-         ceil_div(ceil_div(p.cols, p.max_pack), group) * wide_bytes <= bound;
+         rowwise::ceil_div(rowwise::ceil_div(p.cols, p.max_pack), group) * wide_bytes <= bound;
 }
 
 }  // namespace
@@ -51,8 +48,10 @@ TEST_CASE("a warp's group is the fewest lanes that qualify, or a whole row's lan
         REQUIRE(group >= 1);
         CHECK((group & (group - 1)) == 0);
         CHECK(group <= whole);
-        CHECK(whole == std::min<std::int64_t>(32, 1 << static_cast<int>(std::ceil(std::log2(ceil_div(cols, pack))))));
-        const bool full_vectors = ceil_div(cols, pack) % whole == 0 && pack * size_of(p.in_dtype) == 16 &&
+        // A whole row's lanes: the fewest (a power of two, up to a warp) with a pack each.
+        CHECK((whole == 32 || whole >= rowwise::ceil_div(cols, pack)));
+        CHECK((whole == 1 || whole / 2 < rowwise::ceil_div(cols, pack)));
+        const bool full_vectors = rowwise::ceil_div(cols, pack) % whole == 0 && pack * size_of(p.in_dtype) == 16 &&
                                   rowwise::row_bytes(p) >= rowwise::kWarpWholeGroupMinRowBytes;
         if (full_vectors) {
           CHECK(group == whole);
