@@ -93,6 +93,8 @@ const std::vector<Case>& cases() {
        RowCase{RowOp::kSoftmax, DType::kF32, 16, 65536, forced(Algorithm::kBlockOnline, 2)}, {}},
       {"warp", "a warp a row",
        RowCase{RowOp::kSoftmax, DType::kF32, 256, 1000, forced(Algorithm::kWarp)}, {}},
+      {"warp-groups", "eight lanes a row, four rows a warp, padded rows of 4-byte packs",
+       RowCase{RowOp::kReduceScale, DType::kF16, 1001, 84, forced(Algorithm::kWarp), 86, 88, 2, 0}, {}},
       {"block-regs", "a block a row in registers",
        RowCase{RowOp::kLogSoftmax, DType::kBF16, 64, 4097, forced(Algorithm::kBlockRegs)}, {}},
       {"warp-peeled", "a warp a row, each dense row of an odd width on its own vector grid",
