@@ -1,52 +1,55 @@
 // SPDX-License-Identifier: Apache-2.0
 // The flat_tile algorithm, for dense rows (row stride == width on both sides) and, Gapped, rows
 // whose gaps (stride - width) hold at most kFlatTileMaxGapBytes on each side: a block's Rows
-// consecutive rows are one contiguous span, read into shared memory in 16-byte units whatever the
-// width (gaps included), split there into rows, a group of Group lanes a row, and written back as
-// a span of the output type (its gaps left alone). Narrow rows of an odd width or stride keep
-// 16-byte loads and every lane busy, where a row-by-row kernel falls back to scalar accesses.
-// Geometry: flat_tile_layout.cuh.
+// consecutive rows are one contiguous span, copied into shared memory in 16-byte units whatever
+// the width (gaps included) by cp.async, which holds no register, split there into rows, a group
+// of Group lanes a row, and written back as a span of the output type: by 16-byte units where the
+// output rows are dense, by 4-byte words a warp's lanes take in a row where they have gaps (left
+// alone). Narrow rows of an odd width or stride keep wide accesses and every lane busy, where a
+// row-by-row kernel falls back to scalar accesses. A block a tile: a grid of as many blocks as
+// tiles ran faster than resident blocks walking the tiles with the next one's copies in flight
+// (docs/experiments/narrow-and-misaligned-rows.md). Geometry: flat_tile_layout.cuh.
 #pragma once
 
+#include "async_copy.cuh"
 #include "flat_tile_layout.cuh"
 #include "grid_dependency.cuh"
 #include "row_math.cuh"
 
 namespace kjit {
 
-/// Reads a span of `span.elements` elements of T (`global` points at its first) into a shared
-/// buffer that holds element e at byte span.shift + e * sizeof(T), so that the buffer's unit
-/// boundaries are global memory's. Whole units move by one 16-byte access each, all of a
-/// thread's loads in flight before its first shared store; the partial units at the span's
-/// ends move element by element, never past the span.
+/// Puts tile span `span` of a tensor of T in flight into a shared buffer that holds element e at
+/// byte span.shift + e * sizeof(T), so that the buffer's unit boundaries are global memory's. A
+/// unit inside the tensor ([begin, end) in bytes) moves by one 16-byte cp.async that holds no
+/// register, with the neighbouring rows' elements and gaps it covers (read, never written back);
+/// only the tensor's first and last units, which may reach past it, move element by element, the
+/// span's elements only. The copies land by the caller's wait_async_copy_groups.
 template <typename T, int UnitsPerThread, int Threads>
-__device__ __forceinline__ void load_span(const FlatSpan& span, const T* global, unsigned char* shared) {
+__device__ __forceinline__ void start_span_copy(const FlatSpan& span, const T* global, unsigned char* shared,
+                                                unsigned long long begin, unsigned long long end) {
   constexpr int kSize = static_cast<int>(sizeof(T));
-  const unsigned char* const aligned = reinterpret_cast<const unsigned char*>(global) - span.shift;
-  uint4 held[UnitsPerThread];
-#pragma unroll
-  for (int j = 0; j < UnitsPerThread; ++j) {
-    const int unit = static_cast<int>(threadIdx.x) + j * Threads;
-    if (unit < span.units && flat_unit_whole(span, unit, kSize))
-      held[j] = *reinterpret_cast<const uint4*>(aligned + unit * kFlatTileUnitBytes);
-  }
+  const unsigned long long aligned = reinterpret_cast<unsigned long long>(global) - span.shift;
+  const unsigned shared_base = shared_address(shared);
   T* const elements = reinterpret_cast<T*>(shared + span.shift);
 #pragma unroll
   for (int j = 0; j < UnitsPerThread; ++j) {
     const int unit = static_cast<int>(threadIdx.x) + j * Threads;
     if (unit >= span.units) continue;
-    if (flat_unit_whole(span, unit, kSize)) {
-      *reinterpret_cast<uint4*>(shared + unit * kFlatTileUnitBytes) = held[j];
+    const unsigned long long at = aligned + static_cast<unsigned long long>(unit) * kFlatTileUnitBytes;
+    if (flat_unit_inside(at, begin, end)) {
+      copy_async<kFlatTileUnitBytes>(shared_base + unit * kFlatTileUnitBytes, reinterpret_cast<const void*>(at));
     } else {
+#pragma unroll 1
       for (int e = flat_unit_first(span, unit, kSize); e < flat_unit_end(span, unit, kSize); ++e)
         elements[e] = global[e];
     }
   }
 }
 
-/// The way back: writes the span from the shared buffer laid out as load_span's. Gapped, a unit
-/// that holds part of a gap is written element by element, its rows' elements only.
-template <typename T, int UnitsPerThread, int Threads, bool Gapped>
+/// The way back for dense rows: writes the span from the shared buffer laid out as
+/// start_span_copy's, whole units by one 16-byte access, the partial units at its ends element by
+/// element.
+template <typename T, int UnitsPerThread, int Threads>
 __device__ __forceinline__ void store_span(const FlatSpan& span, T* global, const unsigned char* shared) {
   constexpr int kSize = static_cast<int>(sizeof(T));
   unsigned char* const aligned = reinterpret_cast<unsigned char*>(global) - span.shift;
@@ -55,21 +58,37 @@ __device__ __forceinline__ void store_span(const FlatSpan& span, T* global, cons
   for (int j = 0; j < UnitsPerThread; ++j) {
     const int unit = static_cast<int>(threadIdx.x) + j * Threads;
     if (unit >= span.units) continue;
-    if (flat_unit_whole(span, unit, kSize) && (!Gapped || flat_unit_gap_free(span, unit, kSize))) {
+    if (flat_unit_whole(span, unit, kSize)) {
       *reinterpret_cast<uint4*>(aligned + unit * kFlatTileUnitBytes) =
           *reinterpret_cast<const uint4*>(shared + unit * kFlatTileUnitBytes);
-    } else if constexpr (Gapped) {
-      const int first = flat_unit_first(span, unit, kSize);
-      int col = first % span.pitch;  // one division a unit; the rest walk along
-#pragma unroll 1
-      for (int e = first; e < flat_unit_end(span, unit, kSize); ++e) {
-        if (col < span.cols) global[e] = elements[e];
-        col = col + 1 == span.pitch ? 0 : col + 1;
-      }
     } else {
       for (int e = flat_unit_first(span, unit, kSize); e < flat_unit_end(span, unit, kSize); ++e)
         global[e] = elements[e];
     }
+  }
+}
+
+/// The way back for rows with output gaps: consecutive lanes take consecutive 4-byte words of the
+/// span, so that a warp's store covers 128 contiguous bytes. A word inside one row goes in one
+/// access; one that holds a gap or a row's or the span's end goes element by element, its rows'
+/// elements only.
+template <typename T, int Threads>
+__device__ __forceinline__ void store_span_words(const FlatSpan& span, T* global, const unsigned char* shared) {
+  constexpr int kSize = static_cast<int>(sizeof(T));
+  unsigned char* const aligned = reinterpret_cast<unsigned char*>(global) - span.shift;
+  const T* const elements = reinterpret_cast<const T*>(shared + span.shift);
+  const int end = flat_end_word(span, kSize);
+#pragma unroll 1
+  for (int word = flat_first_word(span) + static_cast<int>(threadIdx.x); word < end; word += Threads) {
+    if (flat_word_in_row(span, word, kSize)) {
+      *reinterpret_cast<unsigned*>(aligned + word * kFlatTileWordBytes) =
+          *reinterpret_cast<const unsigned*>(shared + word * kFlatTileWordBytes);
+      continue;
+    }
+    const int first = flat_word_first(span, word, kSize);
+#pragma unroll
+    for (int e = first; e < first + kFlatTileWordBytes / kSize; ++e)
+      if (e >= 0 && e < span.elements && flat_element_in_row(span, e)) global[e] = elements[e];
   }
 }
 
@@ -135,7 +154,8 @@ __global__ void __launch_bounds__(Threads) flat_tile(const RowParams params) {
   constexpr long long kOutPitch = flat_tile_pitch_bound(Cols, sizeof(Out), Gapped);
   constexpr long long kInBytes = flat_tile_buffer_bytes(Rows * kInPitch, sizeof(In));
   constexpr long long kOutBytes = flat_tile_buffer_bytes(Rows * kOutPitch, sizeof(Out));
-  static_assert(kInBytes + kOutBytes <= kFlatTileMaxSmemBytes, "flat_tile: the span buffers exceed 48 KB");
+  static_assert(flat_tile_smem_bytes(Cols, sizeof(In), sizeof(Out), Rows, Gapped) <= kFlatTileMaxSmemBytes,
+                "flat_tile: the span buffers exceed 48 KB");
   constexpr int kInUnits = flat_tile_units_per_thread(Cols, sizeof(In), Rows, Threads, Gapped);
   constexpr int kOutUnits = flat_tile_units_per_thread(Cols, sizeof(Out), Rows, Threads, Gapped);
   __shared__ __align__(16) unsigned char in_tile[kInBytes];
@@ -148,10 +168,16 @@ __global__ void __launch_bounds__(Threads) flat_tile(const RowParams params) {
   // Gapped, the validity check has held each stride within the pitch bound the buffers take.
   const int in_pitch = Gapped ? static_cast<int>(params.in_stride) : Cols;
   const int out_pitch = Gapped ? static_cast<int>(params.out_stride) : Cols;
+  const unsigned long long in_end =
+      in_base + static_cast<unsigned long long>((params.rows - 1) * in_pitch + Cols) * sizeof(In);
+  const bool gapped_out = Gapped && out_pitch != Cols;
+  // A block a tile (the grid covers them; the loop serves a grid cut at the launch limit).
   for (long long tile = blockIdx.x; tile * Rows < params.rows; tile += gridDim.x) {
     const FlatSpan in_span = flat_span(tile, Rows, params.rows, Cols, in_pitch, sizeof(In), in_base);
     const FlatSpan out_span = flat_span(tile, Rows, params.rows, Cols, out_pitch, sizeof(Out), out_base);
-    load_span<In, kInUnits, Threads>(in_span, static_cast<const In*>(params.in) + in_span.first, in_tile);
+    start_span_copy<In, kInUnits, Threads>(in_span, static_cast<const In*>(params.in) + in_span.first, in_tile,
+                                           in_base, in_end);
+    wait_async_copies();
     __syncthreads();
     const long long rows_left = params.rows - tile * Rows;
     const int span_rows = rows_left < Rows ? static_cast<int>(rows_left) : Rows;
@@ -170,9 +196,12 @@ __global__ void __launch_bounds__(Threads) flat_tile(const RowParams params) {
       }
     }
     __syncthreads();
-    store_span<Out, kOutUnits, Threads, Gapped != 0>(out_span, static_cast<Out*>(params.out) + out_span.first,
-                                                     out_tile);
-    // The next tile's loads overwrite the buffers this one's stores still read.
+    Out* const span_out = static_cast<Out*>(params.out) + out_span.first;
+    if (gapped_out)
+      store_span_words<Out, Threads>(out_span, span_out, out_tile);
+    else
+      store_span<Out, kOutUnits, Threads>(out_span, span_out, out_tile);
+    // The next tile's copies and rows overwrite both buffers.
     __syncthreads();
   }
 }

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // How the flat_tile kernel cuts rows whose gaps (row stride - width) are narrow: a block's run of
 // consecutive rows is one contiguous span of the tensor, its rows a pitch (the stride) apart,
-// moved between global and shared memory in 16-byte units; the unit boundaries fall wherever the
-// span's address puts them, so the first and last units may hold only part of the span (peeled,
-// element by element) and no access reaches a byte outside the span. Loads take the gaps between
-// the span's rows along (they lie inside the caller's tensor); stores never write them: a unit
-// that holds a gap is written element by element, its rows' elements only. Dense rows (pitch ==
-// width) have no gaps. On chip, a group of lanes takes a row. The kernel and the host
+// loaded into shared memory in 16-byte units; the unit boundaries fall wherever the span's address
+// puts them. A unit inside the tensor is read whole, with whatever neighbouring rows and gaps it
+// covers (they lie inside the caller's tensor); only the units holding the tensor's first or last
+// byte are read element by element, so no access reaches outside it. Stores stay inside the span:
+// dense rows by 16-byte units, the partial ones at the span's ends element by element; rows with
+// gaps by 4-byte words, one access for a word inside one row, else its rows' elements one by one,
+// never a gap. On chip, a group of lanes takes a row. The kernel and the host
 // (runtime/ops/rowwise/) size everything with these functions; plain constexpr C++, no std
 // headers.
 #pragma once
@@ -19,13 +20,15 @@ namespace kjit {
 constexpr int kFlatTileMaxCols = 256;
 /// Values a lane holds of its row at most.
 constexpr int kFlatTileMaxValues = 16;
-/// Bytes of input a tile aims at: enough units in flight a block, few enough that several
-/// blocks share an SM.
+/// Bytes of input a tile aims at, at most: enough units in flight a block, few enough that
+/// several blocks share an SM (and the grid has tiles for all of them).
 constexpr int kFlatTileTargetBytes = 8192;
 /// Passes of a block's groups over its tile's rows at most (each pass a row a group).
 constexpr int kFlatTileMaxPasses = 8;
 /// The unit of the span's loads and stores: one vector access.
 constexpr int kFlatTileUnitBytes = 16;
+/// The unit of the stores of rows with output gaps: a warp's lanes take consecutive words.
+constexpr int kFlatTileWordBytes = 4;
 /// Static shared memory of a block without opting in: the two span buffers must fit.
 constexpr int kFlatTileMaxSmemBytes = 48 * 1024;
 /// The widest gap between rows (stride - width, on each side) flat_tile takes, in bytes: one unit,
@@ -43,14 +46,15 @@ KJIT_HOST_DEVICE constexpr long long flat_tile_pitch_bound(long long cols, int e
   return cols + (gapped ? kFlatTileMaxGapBytes / elem_bytes : 0);
 }
 
-/// Rows a block's tile holds: every group a row a pass, as many passes (up to
-/// kFlatTileMaxPasses) as bring the input, at its widest pitch, near kFlatTileTargetBytes.
+/// Rows a block's tile holds: every group a row a pass, as many passes (at least one, at most
+/// kFlatTileMaxPasses) as keep the input, at its widest pitch, within kFlatTileTargetBytes.
 KJIT_HOST_DEVICE constexpr int flat_tile_rows(long long cols, int in_bytes, int threads, int group,
                                               bool gapped = false) {
   if (group <= 0 || threads < group || cols <= 0) return 0;
   const long long rows_per_pass = threads / group;
   const long long pass_bytes = rows_per_pass * flat_tile_pitch_bound(cols, in_bytes, gapped) * in_bytes;
-  long long passes = (kFlatTileTargetBytes + pass_bytes - 1) / pass_bytes;
+  long long passes = kFlatTileTargetBytes / pass_bytes;
+  if (passes < 1) passes = 1;
   if (passes > kFlatTileMaxPasses) passes = kFlatTileMaxPasses;
   return static_cast<int>(rows_per_pass * passes);
 }
@@ -117,12 +121,31 @@ KJIT_HOST_DEVICE constexpr bool flat_element_in_row(const FlatSpan& span, int e)
   return span.pitch == span.cols || e % span.pitch < span.cols;
 }
 
-/// Whether a whole unit (flat_unit_whole) holds row elements only, so that a store may write it
-/// in one access: always where rows are dense.
-KJIT_HOST_DEVICE constexpr bool flat_unit_gap_free(const FlatSpan& span, int unit, int elem_bytes) {
-  if (span.pitch == span.cols) return true;
-  const int first = (unit * kFlatTileUnitBytes - span.shift) / elem_bytes;
-  return first % span.pitch + kFlatTileUnitBytes / elem_bytes <= span.cols;
+/// Whether the 16-byte unit at byte address `at` lies inside the tensor [begin, end) (bytes), so
+/// that one access may read it whole, neighbouring rows and gaps along.
+KJIT_HOST_DEVICE constexpr bool flat_unit_inside(unsigned long long at, unsigned long long begin,
+                                                 unsigned long long end) {
+  return at >= begin && at + kFlatTileUnitBytes <= end;
+}
+
+/// The first and one past the last word (kFlatTileWordBytes, counted from the unit boundary at or
+/// below the span's start) that hold the span's bytes.
+KJIT_HOST_DEVICE constexpr int flat_first_word(const FlatSpan& span) { return span.shift / kFlatTileWordBytes; }
+KJIT_HOST_DEVICE constexpr int flat_end_word(const FlatSpan& span, int elem_bytes) {
+  return (span.shift + span.elements * elem_bytes + kFlatTileWordBytes - 1) / kFlatTileWordBytes;
+}
+
+/// The span element at the start of word `word`: -1 where a 16-bit span starts in its second half.
+KJIT_HOST_DEVICE constexpr int flat_word_first(const FlatSpan& span, int word, int elem_bytes) {
+  return (word * kFlatTileWordBytes - span.shift) / elem_bytes;
+}
+
+/// Whether word `word` holds elements of one row of the span only, so that a store may write it
+/// in one access.
+KJIT_HOST_DEVICE constexpr bool flat_word_in_row(const FlatSpan& span, int word, int elem_bytes) {
+  const int first = flat_word_first(span, word, elem_bytes);
+  const int per_word = kFlatTileWordBytes / elem_bytes;
+  return first >= 0 && first + per_word <= span.elements && first % span.pitch + per_word <= span.cols;
 }
 
 /// Units a thread of `threads` moves at most: the span of a full tile at the widest pitch and

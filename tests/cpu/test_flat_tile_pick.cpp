@@ -58,10 +58,10 @@ TEST_CASE("dense rows and rows of narrow gaps off the alignment under 128 bytes 
               CHECK(pick == choose_rowwise_config(padded, d));
             }
             CHECK(choose_rowwise_config(padded, d).algorithm != Algorithm::kFlatTile);
-            // Rows with gaps: narrower than kFlatTileGappedPickMaxCols, and a tile for every SM.
+            // Rows with gaps: narrower than kFlatTileGappedPickMaxCols, and a full tile for every SM.
             const bool gapped_tile = gaps.narrow_gaps && pick.algorithm == Algorithm::kFlatTile &&
                                      cols < rowwise::kFlatTileGappedPickMaxCols &&
-                                     (rows + flat_tile_rows(gaps, pick) - 1) / flat_tile_rows(gaps, pick) >= d.sm_count;
+                                     rows * cols * size_of(pair[0]) >= d.sm_count * kFlatTileTargetBytes;
             if (gaps.narrow_gaps)
               CHECK(choose_rowwise_config(gaps, d) == (gapped_tile ? pick : choose_rowwise_config(padded, d)));
             const std::vector<KernelConfig> candidates = rowwise_candidates(dense, d);

@@ -110,10 +110,11 @@ std::optional<KernelConfig> peeled_wide_rows(const RowwiseProblem& p) {
   return regs ? realigning_threads(p, *regs) : std::nullopt;
 }
 
-/// Rows of narrow gaps that flat_tile takes by kFlatTileGappedPickMaxCols: narrow, and tiles
-/// enough for every SM.
-bool gapped_rows_tile(const RowwiseProblem& p, const DeviceProps& d, const KernelConfig& tile) {
-  return p.cols < kFlatTileGappedPickMaxCols && ceil_div(p.rows, flat_tile_rows(p, tile)) >= d.sm_count;
+/// Rows of narrow gaps that flat_tile takes by kFlatTileGappedPickMaxCols: narrow, and input enough
+/// for a tile of kFlatTileTargetBytes on every SM (smaller calls ran faster in the warp kernel).
+bool gapped_rows_tile(const RowwiseProblem& p, const DeviceProps& d) {
+  return p.cols < kFlatTileGappedPickMaxCols &&
+         p.rows * p.cols * size_of(p.in_dtype) >= static_cast<std::int64_t>(d.sm_count) * kFlatTileTargetBytes;
 }
 
 /// Dense 16-bit rows off the alignment that block_online would read twice (peels_online), held
@@ -141,7 +142,7 @@ std::optional<KernelConfig> flat_tile_pick(const RowwiseProblem& p, const Device
   if ((!p.dense && !p.narrow_gaps) || !misaligned_rows(p) || !tile_narrow(p)) return std::nullopt;
   const KernelConfig tile = fit_flat_tile(p, kFlatTilePickThreads, kFlatTilePickValues);
   if (!why_not_flat_tile(p, tile).empty()) return std::nullopt;
-  if (!p.dense && !gapped_rows_tile(p, d, tile)) return std::nullopt;
+  if (!p.dense && !gapped_rows_tile(p, d)) return std::nullopt;
   return tile;
 }
 
