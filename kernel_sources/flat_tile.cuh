@@ -71,24 +71,33 @@ __device__ __forceinline__ void store_span(const FlatSpan& span, T* global, cons
 /// The way back for rows with output gaps: consecutive lanes take consecutive 4-byte words of the
 /// span, so that a warp's store covers 128 contiguous bytes. A word inside one row goes in one
 /// access; one that holds a gap or a row's or the span's end goes element by element, its rows'
-/// elements only.
+/// elements only. A thread's column walks along its words: one division a span, not a word.
 template <typename T, int Threads>
 __device__ __forceinline__ void store_span_words(const FlatSpan& span, T* global, const unsigned char* shared) {
   constexpr int kSize = static_cast<int>(sizeof(T));
+  constexpr int kPerWord = kFlatTileWordBytes / kSize;
   unsigned char* const aligned = reinterpret_cast<unsigned char*>(global) - span.shift;
   const T* const elements = reinterpret_cast<const T*>(shared + span.shift);
   const int end = flat_end_word(span, kSize);
+  int word = flat_first_word(span) + static_cast<int>(threadIdx.x);
+  int first = flat_word_first(span, word, kSize);
+  int col = flat_column(span, first);
+  const int col_step = Threads * kPerWord % span.pitch;
 #pragma unroll 1
-  for (int word = flat_first_word(span) + static_cast<int>(threadIdx.x); word < end; word += Threads) {
-    if (flat_word_in_row(span, word, kSize)) {
+  for (; word < end; word += Threads, first += Threads * kPerWord) {
+    if (flat_word_in_row(span, first, col, kSize)) {
       *reinterpret_cast<unsigned*>(aligned + word * kFlatTileWordBytes) =
           *reinterpret_cast<const unsigned*>(shared + word * kFlatTileWordBytes);
-      continue;
-    }
-    const int first = flat_word_first(span, word, kSize);
+    } else {
+      int c = col;
 #pragma unroll
-    for (int e = first; e < first + kFlatTileWordBytes / kSize; ++e)
-      if (e >= 0 && e < span.elements && flat_element_in_row(span, e)) global[e] = elements[e];
+      for (int e = first; e < first + kPerWord; ++e) {
+        if (e >= 0 && e < span.elements && c < span.cols) global[e] = elements[e];
+        c = c + 1 == span.pitch ? 0 : c + 1;
+      }
+    }
+    col += col_step;
+    if (col >= span.pitch) col -= span.pitch;
   }
 }
 
@@ -138,7 +147,7 @@ __device__ __forceinline__ float tile_row(const In* x, Out* y, int lane, bool li
 }
 
 template <int Op, typename Io, int Cols, int Threads, int Group, int Rows, int Gapped>
-__global__ void __launch_bounds__(Threads) flat_tile(const RowParams params) {
+__global__ void __launch_bounds__(Threads, flat_tile_min_blocks(Threads)) flat_tile(const RowParams params) {
   typedef typename Io::in In;
   typedef typename Io::out Out;
   static_assert(Cols >= 1 && Cols <= kFlatTileMaxCols, "flat_tile: 1..256 columns");

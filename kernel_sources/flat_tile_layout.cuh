@@ -23,6 +23,10 @@ constexpr int kFlatTileMaxValues = 16;
 /// Bytes of input a tile aims at, at most: enough units in flight a block, few enough that
 /// several blocks share an SM (and the grid has tiles for all of them).
 constexpr int kFlatTileTargetBytes = 8192;
+/// Blocks of `threads` an SM should hold, told to the compiler (__launch_bounds__): 1536 threads
+/// (40 registers a thread) rather than the 1024 it chose alone (64), so that more tiles are in
+/// flight at once; 1280 for smaller blocks, which spilled at 40 on some widths.
+KJIT_HOST_DEVICE constexpr int flat_tile_min_blocks(int threads) { return (threads >= 256 ? 1536 : 1280) / threads; }
 /// Passes of a block's groups over its tile's rows at most (each pass a row a group).
 constexpr int kFlatTileMaxPasses = 8;
 /// The unit of the span's loads and stores: one vector access.
@@ -140,12 +144,14 @@ KJIT_HOST_DEVICE constexpr int flat_word_first(const FlatSpan& span, int word, i
   return (word * kFlatTileWordBytes - span.shift) / elem_bytes;
 }
 
-/// Whether word `word` holds elements of one row of the span only, so that a store may write it
-/// in one access.
-KJIT_HOST_DEVICE constexpr bool flat_word_in_row(const FlatSpan& span, int word, int elem_bytes) {
-  const int first = flat_word_first(span, word, elem_bytes);
+/// The column of span element `e` (>= -1; the element before the span is the last of a pitch).
+KJIT_HOST_DEVICE constexpr int flat_column(const FlatSpan& span, int e) { return (e + span.pitch) % span.pitch; }
+
+/// Whether the word whose first element is `first`, at column `col`, holds elements of one row of
+/// the span only, so that a store may write it in one access.
+KJIT_HOST_DEVICE constexpr bool flat_word_in_row(const FlatSpan& span, int first, int col, int elem_bytes) {
   const int per_word = kFlatTileWordBytes / elem_bytes;
-  return first >= 0 && first + per_word <= span.elements && first % span.pitch + per_word <= span.cols;
+  return first >= 0 && first + per_word <= span.elements && col + per_word <= span.cols;
 }
 
 /// Units a thread of `threads` moves at most: the span of a full tile at the widest pitch and

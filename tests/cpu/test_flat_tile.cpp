@@ -96,12 +96,18 @@ std::string check_spans(std::int64_t rows, std::int64_t cols, std::int64_t pitch
     if (std::any_of(loaded.begin(), loaded.end(), [](int n) { return n != 1; }))
       return "a span element not loaded exactly once";
     if (!gapped) continue;
-    for (int word = flat_first_word(span); word < flat_end_word(span, elem_bytes); ++word) {
-      const int first = flat_word_first(span, word, elem_bytes);
-      const bool whole = flat_word_in_row(span, word, elem_bytes);
-      for (long long e = first; e < first + per_word; ++e) {
-        if (whole || (e >= 0 && e < span.elements && in_row(span.first + e)))
-          if (const std::string why = store(e); !why.empty()) return why;
+    // Each thread's words as the kernel walks them: its column carried along, not divided anew.
+    for (int thread = 0; thread < threads; ++thread) {
+      int word = flat_first_word(span) + thread;
+      int first = flat_word_first(span, word, elem_bytes);
+      int col = flat_column(span, first);
+      for (; word < flat_end_word(span, elem_bytes); word += threads, first += threads * per_word) {
+        if (first >= 0 && col != (span.first + first) % pitch) return "a word's column lost along the walk";
+        const bool whole = flat_word_in_row(span, first, col, elem_bytes);
+        for (long long e = first; e < first + per_word; ++e)
+          if (whole || (e >= 0 && e < span.elements && in_row(span.first + e)))
+            if (const std::string why = store(e); !why.empty()) return why;
+        col = (col + threads * per_word % pitch) % pitch;
       }
     }
   }
