@@ -4,11 +4,11 @@
 // consecutive rows are one contiguous span, copied into shared memory in 16-byte units whatever
 // the width (gaps included) by cp.async, which holds no register, split there into rows, a group
 // of Group lanes a row, and written back as a span of the output type: by 16-byte units where the
-// output rows are dense, by 4-byte words a warp's lanes take in a row where they have gaps (left
-// alone). Narrow rows of an odd width or stride keep wide accesses and every lane busy, where a
-// row-by-row kernel falls back to scalar accesses. A block a tile: a grid of as many blocks as
-// tiles ran faster than resident blocks walking the tiles with the next one's copies in flight
-// (docs/experiments/narrow-and-misaligned-rows.md). Geometry: flat_tile_layout.cuh.
+// output rows are dense, by 4-byte words, consecutive lanes on consecutive words, where they have
+// gaps (which stay untouched). Narrow rows of an odd width or stride keep wide accesses and every
+// lane busy, where a row-by-row kernel falls back to scalar accesses. A block a tile: a grid of as
+// many blocks as tiles ran faster than resident blocks walking the tiles with the next one's
+// copies in flight (docs/experiments/narrow-and-misaligned-rows.md). Geometry: flat_tile_layout.cuh.
 #pragma once
 
 #include "async_copy.cuh"
@@ -23,7 +23,7 @@ namespace kjit {
 /// unit inside the tensor ([begin, end) in bytes) moves by one 16-byte cp.async that holds no
 /// register, with the neighbouring rows' elements and gaps it covers (read, never written back);
 /// only the tensor's first and last units, which may reach past it, move element by element, the
-/// span's elements only. The copies land by the caller's wait_async_copy_groups.
+/// span's elements only. The copies land by the caller's wait_async_copies.
 template <typename T, int UnitsPerThread, int Threads>
 __device__ __forceinline__ void start_span_copy(const FlatSpan& span, const T* global, unsigned char* shared,
                                                 unsigned long long begin, unsigned long long end) {

@@ -112,7 +112,8 @@ std::string check_spans(std::int64_t rows, std::int64_t cols, std::int64_t pitch
     }
   }
   for (long long at = 0; at < elements; ++at)
-    if (in_row(at) && stored[static_cast<std::size_t>(at)] == 0) return "element " + std::to_string(at) + " never stored";
+    if (in_row(at) && stored[static_cast<std::size_t>(at)] == 0)
+      return "element " + std::to_string(at) + " never stored";
   return {};
 }
 
