@@ -89,6 +89,12 @@ def first(sources, reader):
     return None, None
 
 
+def other_device(device, data):
+    """' on NAME' where a table's run named a device other than the header's, else ''."""
+    name = (data or {}).get("device")
+    return f" on {name}" if name and name not in (device or "") else ""
+
+
 def since(header, source, date=None):
     """' (date, commit)' when a table's run is not the header's, else ''."""
     stamp = f"{date}, {source.commit}" if date else source.stamp()
@@ -224,7 +230,7 @@ def header_lines(header, device, copy_gbps, torch_version, missing):
 
 
 def targets_section(bench, heuristic, tuned, tunes, torch, topk, host, attention=None,
-                    sweep=None):
+                    sweep=None, device=None):
     """One row a target: met, missed or not measured, with the numbers behind it."""
     rows = []
 
@@ -285,11 +291,12 @@ def targets_section(bench, heuristic, tuned, tunes, torch, topk, host, attention
         rows.append((f"attention: {t['target']}",
                      {"met": "met", "missed": "**missed**"}.get(status, status) + f": {t['detail']}"))
     if sweep:
+        on_device = other_device(device, sweep)
         for t in sweep_targets(sweep.get("cases", []), sweep.get("models", [])):
             status = t["status"]
             rows.append((f"shape sweep: {t['target']}",
                          {"met": "met", "missed": "**missed**"}.get(status, status) +
-                         f": {t['detail']}"))
+                         f": {t['detail']}" + (f" ({on_device.strip()})" if on_device else "")))
     if not rows:
         return []
     return ["## Targets", "",
@@ -482,7 +489,7 @@ def attention_section(header, source, data):
     return lines
 
 
-def sweep_section(header, source, data):
+def sweep_section(header, device, source, data):
     stop = (f"; the time budget stopped it after {data.get('measured')} of {data.get('count')} "
             "shapes" if data.get("stopped_early") else "")
     return (["## Shape sweep beside torch", "",
@@ -496,7 +503,8 @@ def sweep_section(header, source, data):
              "allow (kjit's rule); `kernel of this call` is the kernel kjit compiled on the "
              "shape's first call; `explain` is kjit_explain's config for the same call on "
              "contiguous, aligned buffers. "
-             f"Seed {data.get('seed')}, {data.get('count')} shapes{stop}; copy bandwidth in "
+             f"Seed {data.get('seed')}, {data.get('count')} shapes{stop}" +
+             f"{other_device(device, data)}; copy bandwidth in "
              f"this process: {data.get('copy_gbps', 0):.0f} GB/s." +
              since(header, source, data.get("date")) +
              # A sweep merged from runs (same seed) says which rows came from where.
@@ -556,14 +564,14 @@ def main():
     lines = header_lines(header, device, copy_gbps, torch_version, missing)
     sections = [
         targets_section(bench_rows(bench), heuristic_rows, tuned_rows, tunes,
-                        (torch_data or {}).get("results"), topk, host, attention, sweep),
+                        (torch_data or {}).get("results"), topk, host, attention, sweep, device),
         tests_section(header, sources),
         bench_section(header, bench_src, bench) if bench else [],
         tune_section(header, tune_src, tunes, tuned_src, heuristic_rows, tuned_rows),
         torch_section(header, torch_src, torch_data) if torch_data else [],
         topk_section(header, topk_src, topk) if topk else [],
         attention_section(header, attention_src, attention) if attention else [],
-        sweep_section(header, sweep_src, sweep) if sweep else [],
+        sweep_section(header, device, sweep_src, sweep) if sweep else [],
         host_section(header, host_src, host) if host else [],
     ]
     for section in sections:

@@ -174,6 +174,15 @@ def check_report():
         subprocess.run([sys.executable, str(report), folder], check=True, capture_output=True)
         flat = " ".join((out / "RESULTS.md").read_text().split())  # the report wraps its lines
         expect("Some rows are from another run." in flat, "a merged sweep's note in its section")
+        expect("on NVIDIA" not in flat, "no device named where the sweep names none")
+        (out / "info.log").write_text("gpu 0: NVIDIA H100 80GB HBM3, sm_90, 132 SMs, 50 MB L2\n")
+        data["device"] = "NVIDIA H200"
+        (out / "sweep.json").write_text(json.dumps(data))
+        subprocess.run([sys.executable, str(report), folder], check=True, capture_output=True)
+        flat = " ".join((out / "RESULTS.md").read_text().split())
+        expect("shapes on NVIDIA H200" in flat and "(on NVIDIA H200)" in flat,
+               "a sweep run on another device than the header's names it, in its section and targets")
+        (out / "info.log").unlink()
         attention = {"date": "2026-01-01 00:00 UTC", "copy_gbps": 3000.0, "runs": [],
                      "note": "Since then the kernels changed."}
         (out / "compare_attention.json").write_text(json.dumps(attention))

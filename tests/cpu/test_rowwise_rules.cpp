@@ -166,10 +166,14 @@ const Rule kRules[] = {
     // Padded and offset rows off the alignment too wide for a block.
     {"fp32 rows whose outputs lie off their inputs' grid, up to twice the SMs -> block_online, not the ring", 90,
      f32, f32, 64, 50257, 1, block_online, "pack=1"},
-    {"many fp32 rows -> cluster_smem peeled at the widest pack", 90, f32, f32, 2048, 174389, 1, cluster_smem,
-     "pack=4 threads=512 group=512 cluster=16 grid=per_row peel"},
+    {"many fp32 rows -> cluster_smem peeled at the widest pack, clusters of 8 where two blocks share an SM", 90, f32,
+     f32, 2048, 174389, 1, cluster_smem, "pack=4 threads=512 group=512 cluster=8 grid=per_row peel"},
+    {"many fp32 rows whose slices over 8 blocks an SM holds alone -> cluster_smem over 16", 90, f32, f32, 1024, 256000,
+     4, cluster_smem, "pack=4 threads=512 group=512 cluster=16 grid=per_row"},
     {"many 16-bit rows to fp32 -> the cluster kernel peeled, threads for realigned stores", 90, f16, f32, 1024,
      142833, 1, cluster, "pack=4 threads=512 group=512 cluster=8 peel"},
+    {"many aligned 16-bit rows to fp32 -> the cluster kernel, 512 threads over the fewest blocks that hold a slice, "
+     "a cluster a row", 90, f16, f32, 1024, 100000, 0, cluster, "pack=4 threads=512 group=512 cluster=4 grid=per_row"},
     {"16-bit rows to fp32 past 16 an SM that block_online holds a row a block -> block_online peeled", 90, f16, f32,
      4096, 115183, 1, block_online, "pack=4 threads=1024 group=1024 cluster=1 peel"},
     {"many 16-bit rows whose outputs lie on their inputs' grid -> the ring peeled", 90, bf16, bf16, 1024, 67802, 1,
@@ -181,8 +185,10 @@ const Rule kRules[] = {
      RowOp::kSoftmax, true},
     {"dense bf16 rows under 64 columns off the alignment -> flat_tile", 90, bf16, bf16, 65536, 63, 1, flat_tile, "",
      RowOp::kSoftmax, true},
-    {"dense bf16 rows of 64 columns or more off the alignment -> warp at their own pack, not peeled", 90, bf16, bf16,
-     65536, 77, 1, warp, "pack=1 threads=256 group=16 cluster=1", RowOp::kSoftmax, true},
+    {"dense bf16 rows of 64 columns or more off the alignment, calls under 16 MB -> warp at their own pack, not "
+     "peeled", 90, bf16, bf16, 65536, 77, 1, warp, "pack=1 threads=256 group=16 cluster=1", RowOp::kSoftmax, true},
+    {"dense bf16 rows of 64-256 columns off the alignment, calls of 16 MB or more -> flat_tile in blocks of 128", 90,
+     bf16, bf16, 131072, 197, 1, flat_tile, "threads=128 group=16", RowOp::kSoftmax, true},
 
     {"sm_80: few wide rows, no clusters -> block_online, a block a row", 80, f32, f32, 1, 151936, 0, block_online,
      "cluster=1"},

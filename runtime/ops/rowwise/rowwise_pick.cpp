@@ -33,6 +33,20 @@ std::optional<KernelConfig> few_rows_ring(const RowwiseProblem& p, const DeviceP
   return std::nullopt;
 }
 
+/// Clusters of 16 fit the device a few at a time (one a GPC): rows past them go to clusters of 8
+/// where two of its blocks still share an SM's shared memory. On the H200 (`kjit tune --full`), fp32
+/// 4096 x 151936 took 1437 us over clusters of 8 against 2242 over clusters of 16, 2048 x 200003
+/// 1023 against 1192; slices one block an SM holds alone ran slower than clusters of 16 (1024 x
+/// 256000: 837 us against 671).
+KernelConfig within_gpc_clusters(const RowwiseProblem& p, const DeviceProps& d, KernelConfig smem) {
+  if (smem.cluster < kMaxClusterBlocks || !rows_past_wide_clusters(p, d)) return smem;
+  KernelConfig eight = smem;
+  eight.cluster = 8;
+  const std::int64_t block_smem = smem_slice_cols(p.cols, eight.pack, eight.cluster, eight.peel) * size_of(p.in_dtype) +
+                                  kSmemReserve + d.reserved_smem_per_block;
+  return 2 * block_smem <= d.max_smem_per_sm && why_not_rowwise(p, d, eight).empty() ? eight : smem;
+}
+
 /// Rows too wide for one block's registers, on sm_90:
 ///  - where the ring runs ahead (ring_ahead), the ring;
 ///  - fewer 16-bit rows: the ring's two consumer groups over slices of one chunk where their
@@ -60,21 +74,36 @@ KernelConfig wide_row_config(const RowwiseProblem& p, const DeviceProps& d, int 
     smem.pack = widest_pack(p);
     smem.peel = true;
   }
-  return smem;
+  return within_gpc_clusters(p, d, smem);
 }
 
-/// 16-bit rows to fp32 off the alignment, more than twice the SMs, too wide for a block's
-/// registers: the cluster kernel peeled at the widest pack (one read, where block_online reads
-/// twice), its threads doubled until their shares store realigned (realigning_threads). On the
-/// H100, over one seed of the shape sweep, 5 such calls of 264-1112 rows (55793-170130 columns,
-/// padded and odd strides) ran 6-18 points of copy faster than peeled block_online; at 2052 rows
-/// (planned as 4096), where block_online holds a row a block, 16 points slower, so rows past
-/// kOnlineRowABlockRows keep it. Over same-size 16-bit rows the peeled cluster kernel ran behind
-/// block_online (`kjit tune --full`: bf16 538 x 390573, f16 391 x 109363).
-std::optional<KernelConfig> peeled_cluster_rows(const RowwiseProblem& p, const DeviceProps& d) {
-  if (!has_clusters(d) || !half_input(p) || size_of(p.out_dtype) != 4 || !misaligned_rows(p) || !many_rows(p, d))
-    return std::nullopt;
+/// Aligned 16-bit rows to fp32 of cluster_rows_to_fp32: the cluster kernel's blocks of
+/// kMaxClusterThreads over the fewest blocks a row whose slices they hold within
+/// kTargetHeldRegisters, a cluster a row (the per-row grid).
+std::optional<KernelConfig> aligned_cluster_rows(const RowwiseProblem& p, const DeviceProps& d) {
+  for (int cluster = 2; cluster <= kMaxClusterBlocks; cluster *= 2) {
+    const KernelConfig c{Algorithm::kCluster, p.max_pack, kMaxClusterThreads, kMaxClusterThreads, cluster,
+                         ClusterGrid::kPerRow};
+    if (fits_registers(p, c, pack_slice_cols(p.cols, c.pack, cluster), kTargetHeldRegisters))
+      return why_not_rowwise(p, d, c).empty() ? std::optional<KernelConfig>(c) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// 16-bit rows to fp32, more than twice the SMs, too wide for a block's registers: the cluster
+/// kernel (one read, where block_online reads twice). Off the alignment, peeled at the widest pack,
+/// its threads doubled until their shares store realigned (realigning_threads): on the H100, over
+/// one seed of the shape sweep, 5 such calls of 264-1112 rows (55793-170130 columns, padded and odd
+/// strides) ran 6-18 points of copy faster than peeled block_online; at 2052 rows (planned as
+/// 4096), where block_online holds a row a block, 16 points slower, so rows past
+/// kOnlineRowABlockRows keep it. Aligned (aligned_cluster_rows): on the H200 (`kjit tune --full`),
+/// f16 -> fp32 1024 x 100000 took 169 us against block_online's 193, 1024 x 200000 353 against
+/// 399, bf16 -> fp32 1024 x 131072 208 against 237. Over same-size 16-bit rows the peeled cluster
+/// kernel ran behind block_online (H100, `kjit tune --full`: bf16 538 x 390573, f16 391 x 109363).
+std::optional<KernelConfig> cluster_rows_to_fp32(const RowwiseProblem& p, const DeviceProps& d) {
+  if (!has_clusters(d) || !half_input(p) || size_of(p.out_dtype) != 4 || !many_rows(p, d)) return std::nullopt;
   if (p.rows > kOnlineRowABlockRows * d.sm_count && online_cluster(p, d) == 1) return std::nullopt;
+  if (!misaligned_rows(p)) return aligned_cluster_rows(p, d);
   KernelConfig fitted = fit_cluster(p, d, widest_pack(p));
   fitted.peel = true;
   const std::optional<KernelConfig> cluster = realigning_threads(p, fitted);
@@ -135,11 +164,22 @@ std::optional<KernelConfig> peeled_split(const RowwiseProblem& p, const DevicePr
   return split;
 }
 
+/// Dense 16-bit rows past tile_narrow as flat tiles of small blocks, where the call is large
+/// (kFlatTileWidePickMinInputBytes and the constants beside it).
+std::optional<KernelConfig> wide_flat_tile_pick(const RowwiseProblem& p) {
+  if (!p.dense || !half_input(p) || p.rows * row_bytes(p) < kFlatTileWidePickMinInputBytes) return std::nullopt;
+  KernelConfig tile = fit_flat_tile(p, kFlatTileWidePickThreads, kFlatTileWidePickValues);
+  tile.group = std::max(tile.group, kFlatTileWidePickMinLanes);
+  if (!why_not_flat_tile(p, tile).empty()) return std::nullopt;
+  return tile;
+}
+
 /// Narrow rows off the alignment, dense or of narrow gaps, as flat tiles (kFlatTilePickMaxRowBytes);
 /// aligned rows keep whole vectors in the warp kernel (on the H100, 49152 x 64 fp32 ran at 0.73x
 /// torch as tiles).
 std::optional<KernelConfig> flat_tile_pick(const RowwiseProblem& p, const DeviceProps& d) {
-  if ((!p.dense && !p.narrow_gaps) || !misaligned_rows(p) || !tile_narrow(p)) return std::nullopt;
+  if ((!p.dense && !p.narrow_gaps) || !misaligned_rows(p)) return std::nullopt;
+  if (!tile_narrow(p)) return wide_flat_tile_pick(p);
   const KernelConfig tile = fit_flat_tile(p, kFlatTilePickThreads, kFlatTilePickValues);
   if (!why_not_flat_tile(p, tile).empty()) return std::nullopt;
   if (!p.dense && !gapped_rows_tile(p, d)) return std::nullopt;
@@ -195,7 +235,7 @@ KernelConfig choose_rowwise_config(const RowwiseProblem& p, const DeviceProps& d
     return regs;
   if (const std::optional<KernelConfig> peeled = peeled_wide_rows(p)) return *peeled;
   if (const std::optional<KernelConfig> split = peeled_split(p, d)) return *split;
-  if (const std::optional<KernelConfig> cluster = peeled_cluster_rows(p, d)) return *cluster;
+  if (const std::optional<KernelConfig> cluster = cluster_rows_to_fp32(p, d)) return *cluster;
   if (clusters) {
     KernelConfig wide = wide_row_config(p, d, pack);
     if (why_not_rowwise(p, d, wide).empty()) return wide;

@@ -40,7 +40,7 @@ constexpr std::int64_t kOnlineMinSliceBytes = 16 * 1024;
 constexpr std::int64_t kOnlineMaxSliceCols = 128 * 1024;
 constexpr std::int64_t kOnlineFullBlockSliceBytes = 64 * 1024;
 /// Rows per SM past which block_online, a block a row, kept 16-bit rows to fp32 that the peeled
-/// cluster kernel takes below (peeled_cluster_rows in rowwise_pick.cpp).
+/// cluster kernel takes below (cluster_rows_to_fp32 in rowwise_pick.cpp).
 constexpr std::int64_t kOnlineRowABlockRows = 16;
 /// block_split is a candidate from this many bytes a row on (a warp or a small block holds
 /// narrower rows in registers anyway), and the pick from kSplitPickRowBytes on (narrower rows
@@ -108,6 +108,18 @@ constexpr std::int64_t kFlatTilePickMaxFloatRowBytes = 64;
 /// the best candidate at 7 to 100 columns.
 constexpr int kFlatTilePickValues = 8;
 constexpr int kFlatTilePickThreads = 256;
+/// Dense 16-bit rows off the alignment from kFlatTilePickMaxHalfRowBytes up to kFlatTileMaxCols
+/// columns take flat_tile too, in blocks of kFlatTileWidePickThreads with at least
+/// kFlatTileWidePickMinLanes lanes a row and at most kFlatTileWidePickValues values a lane, where
+/// the input is kFlatTileWidePickMinInputBytes or more. On the H200 (`kjit tune --full`), 23 such
+/// calls of 67-255 columns and 16-200 MB ran 1.06-1.42x faster than in the warp kernel (bf16 151296
+/// x 197: 34.8 us against 39.8), blocks of 256 threads 4-35% behind those of 128; around 10-13 MB
+/// the two ran level, and calls of 3-6 MB ran 11-33% slower as tiles, whose staging the few tiles
+/// of each block do not hide; fp32 rows ran level with the warp kernel (within 3%) and keep it.
+constexpr std::int64_t kFlatTileWidePickMinInputBytes = 16 << 20;
+constexpr int kFlatTileWidePickThreads = 128;
+constexpr int kFlatTileWidePickMinLanes = 16;
+constexpr int kFlatTileWidePickValues = 15;
 /// Rows with narrow gaps take flat_tile narrower than this, and only where the tiles are at least
 /// one an SM. On the H100 (shape sweep, one seed, 56 shapes) such rows of 2-51 columns and 1M or
 /// more elements ran up to 3x faster as tiles (bf16 2082935 x 15: 21 -> 63% of copy), all but one
