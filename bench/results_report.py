@@ -95,6 +95,15 @@ def other_device(device, data):
     return f" on {name}" if name and name not in (device or "") else ""
 
 
+def sweep_mark(header, device, source, sweep):
+    """'date, commit, on NAME' for the sweep's target rows: the parts that differ from the header's."""
+    if not sweep:
+        return ""
+    stamp = f"{sweep['date']}, {source.commit}" if sweep.get("date") else source.stamp()
+    parts = [stamp if stamp != header.stamp() else "", other_device(device, sweep).strip()]
+    return ", ".join(part for part in parts if part)
+
+
 def since(header, source, date=None):
     """' (date, commit)' when a table's run is not the header's, else ''."""
     stamp = f"{date}, {source.commit}" if date else source.stamp()
@@ -230,7 +239,7 @@ def header_lines(header, device, copy_gbps, torch_version, missing):
 
 
 def targets_section(bench, heuristic, tuned, tunes, torch, topk, host, attention=None,
-                    sweep=None, device=None):
+                    sweep=None, sweep_mark=""):
     """One row a target: met, missed or not measured, with the numbers behind it."""
     rows = []
 
@@ -291,12 +300,11 @@ def targets_section(bench, heuristic, tuned, tunes, torch, topk, host, attention
         rows.append((f"attention: {t['target']}",
                      {"met": "met", "missed": "**missed**"}.get(status, status) + f": {t['detail']}"))
     if sweep:
-        on_device = other_device(device, sweep)
         for t in sweep_targets(sweep.get("cases", []), sweep.get("models", [])):
             status = t["status"]
             rows.append((f"shape sweep: {t['target']}",
                          {"met": "met", "missed": "**missed**"}.get(status, status) +
-                         f": {t['detail']}" + (f" ({on_device.strip()})" if on_device else "")))
+                         f": {t['detail']}" + (f" ({sweep_mark})" if sweep_mark else "")))
     if not rows:
         return []
     return ["## Targets", "",
@@ -564,7 +572,8 @@ def main():
     lines = header_lines(header, device, copy_gbps, torch_version, missing)
     sections = [
         targets_section(bench_rows(bench), heuristic_rows, tuned_rows, tunes,
-                        (torch_data or {}).get("results"), topk, host, attention, sweep, device),
+                        (torch_data or {}).get("results"), topk, host, attention, sweep,
+                        sweep_mark(header, device, sweep_src, sweep)),
         tests_section(header, sources),
         bench_section(header, bench_src, bench) if bench else [],
         tune_section(header, tune_src, tunes, tuned_src, heuristic_rows, tuned_rows),

@@ -185,9 +185,9 @@ const Rule kRules[] = {
      RowOp::kSoftmax, true},
     {"dense bf16 rows under 64 columns off the alignment -> flat_tile", 90, bf16, bf16, 65536, 63, 1, flat_tile, "",
      RowOp::kSoftmax, true},
-    {"dense bf16 rows of 64 columns or more off the alignment, calls under 16 MB -> warp at their own pack, not "
+    {"dense bf16 rows of 64 columns or more off the alignment, calls under 16 MiB -> warp at their own pack, not "
      "peeled", 90, bf16, bf16, 65536, 77, 1, warp, "pack=1 threads=256 group=16 cluster=1", RowOp::kSoftmax, true},
-    {"dense bf16 rows of 64-256 columns off the alignment, calls of 16 MB or more -> flat_tile in blocks of 128", 90,
+    {"dense bf16 rows of 64-256 columns off the alignment, calls of 16 MiB or more -> flat_tile in blocks of 128", 90,
      bf16, bf16, 131072, 197, 1, flat_tile, "threads=128 group=16", RowOp::kSoftmax, true},
 
     {"sm_80: few wide rows, no clusters -> block_online, a block a row", 80, f32, f32, 1, 151936, 0, block_online,
