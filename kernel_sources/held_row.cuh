@@ -46,9 +46,10 @@ __device__ __forceinline__ void load_share(Held& held, const typename Held::Inpu
 }
 
 /// Values held as floats. Softmax replaces each by exp(x - own max) in own_sum, so the output
-/// takes a multiply (see RowMath::own_sum and own_factor). SharedDivisor: reduce_scale divides
-/// through the row's reciprocal (RowMath::apply_shared).
-template <int Op, typename In, int Packs, int Pack, bool Words, bool SharedDivisor = false>
+/// takes a multiply (see RowMath::own_sum and own_factor). PreparedDivisor: reduce_scale divides
+/// through the row's reciprocal and scale, passed as `finished` and `factor`
+/// (RowMath::prepare_divisor, apply_prepared).
+template <int Op, typename In, int Packs, int Pack, bool Words, bool PreparedDivisor = false>
 struct HeldRow {
   typedef RowMath<Op> Math;
   typedef In Input;
@@ -86,7 +87,7 @@ struct HeldRow {
   __device__ __forceinline__ void outputs(int p, float first, float finished, float factor,
                                           float (&o)[Pack]) const {
 #pragma unroll
-    for (int i = 0; i < Pack; ++i) o[i] = held_output<Op, SharedDivisor>(v[p][i], first, finished, factor);
+    for (int i = 0; i < Pack; ++i) o[i] = held_output<Op, PreparedDivisor>(v[p][i], first, finished, factor);
   }
   /// Writes pack p at column `col` of a row of `cols` (first, finished, factor: as `outputs`).
   template <typename Out>
@@ -159,8 +160,8 @@ struct WordWidening<f16> {
 };
 
 /// Values held as the loaded 32-bit words of 16-bit inputs; every pass widens them again.
-template <int Op, typename In, int Packs, int Pack, bool SharedDivisor>
-struct HeldRow<Op, In, Packs, Pack, true, SharedDivisor> {
+template <int Op, typename In, int Packs, int Pack, bool PreparedDivisor>
+struct HeldRow<Op, In, Packs, Pack, true, PreparedDivisor> {
   typedef RowMath<Op> Math;
   typedef In Input;
   static constexpr int kPacks = Packs, kPackSize = Pack;
@@ -203,9 +204,9 @@ struct HeldRow<Op, In, Packs, Pack, true, SharedDivisor> {
     forget_floats();
     return sum;
   }
-  __device__ __forceinline__ void outputs(int p, float first, float finished, float, float (&o)[Pack]) const {
+  __device__ __forceinline__ void outputs(int p, float first, float finished, float factor, float (&o)[Pack]) const {
 #pragma unroll
-    for (int i = 0; i < Pack; ++i) o[i] = row_output<Op, SharedDivisor>(packs[p].at(i), first, finished);
+    for (int i = 0; i < Pack; ++i) o[i] = row_output<Op, PreparedDivisor>(packs[p].at(i), first, finished, factor);
   }
   template <typename Out>
   __device__ __forceinline__ void store(int p, Out* row, int col, int cols, float first, float finished,

@@ -70,24 +70,35 @@ __device__ __forceinline__ float largest_float() { return __int_as_float(0x7f7ff
 /// x / divisor as a division rounds it, for a divisor shared by many values (a row's max|x|, so
 /// |x| <= divisor): the divisor's correctly rounded reciprocal scales x and one fma corrects the
 /// quotient (Markstein), four instructions a value where a division takes about thirteen with its
-/// own reciprocal, range check and slow path. What depends on the divisor alone is the same
-/// expression in every call, which the compiler computes once for calls that follow each other
-/// unguarded (RowMath::apply_shared says where that holds). Both operands are first scaled by
-/// the power of two that brings the divisor into [1, 2) (exact), which keeps the reciprocal and the
-/// residual normal: quotients of 2^-100 or more come out exactly as the division's, smaller ones
-/// within one unit in the last place. An infinite divisor gives 0 (x finite) or NaN (x infinite), a
-/// NaN one NaN, as the division does.
-__device__ __forceinline__ float divide_by_shared(float x, float divisor) {
+/// own reciprocal, range check and slow path. What depends on the divisor alone (divisor_scale,
+/// scaled_reciprocal) is computed once for all its values (RowMath::prepare_divisor). Both
+/// operands are first scaled by the power of two that brings the divisor into [1, 2) (exact), which
+/// keeps the reciprocal and the residual normal: quotients of 2^-100 or more come out exactly as the
+/// division's, smaller ones within one unit in the last place. An infinite divisor gives 0 (x
+/// finite) or NaN (x infinite), a NaN one NaN, as the division does.
+__device__ __forceinline__ float divisor_scale(float divisor) {
   const int exponent = min(max((__float_as_int(divisor) >> 23) & 0xff, 1), 253);  // biased, divisor >= 0
-  const float scale = __int_as_float((254 - exponent) << 23);
-  const bool infinite = divisor == pos_inf();
-  // inf stands in as the largest float with a zero reciprocal: the residual stays x, the quotient 0.
-  const float scaled_divisor = infinite ? largest_float() : divisor * scale;
-  const float reciprocal = infinite ? 0.0f : __frcp_rn(scaled_divisor);
+  return __int_as_float((254 - exponent) << 23);
+}
+
+/// The scaled divisor as divide_scaled uses it: inf stands in as the largest float, whose reciprocal
+/// (scaled_reciprocal) is taken as zero, so that the residual stays x and the quotient 0.
+__device__ __forceinline__ float scaled_divisor(float divisor, float scale) {
+  return divisor == pos_inf() ? largest_float() : divisor * scale;
+}
+
+/// The scaled divisor's correctly rounded reciprocal; an infinite divisor's is zero.
+__device__ __forceinline__ float scaled_reciprocal(float divisor, float scale) {
+  return divisor == pos_inf() ? 0.0f : __frcp_rn(divisor * scale);
+}
+
+/// x / divisor from the divisor's scale and scaled reciprocal (see divisor_scale).
+__device__ __forceinline__ float divide_scaled(float x, float divisor, float scale, float reciprocal) {
+  const float divisor_scaled = scaled_divisor(divisor, scale);
   const float scaled = x * scale;
   const float quotient = scaled * reciprocal;
   // The correction can round a tiny quotient's last unit to +0 where the division keeps x's sign.
-  return copysignf(fmaf(fmaf(-scaled_divisor, quotient, scaled), reciprocal, quotient), scaled);
+  return copysignf(fmaf(fmaf(-divisor_scaled, quotient, scaled), reciprocal, quotient), scaled);
 }
 
 /// exp(x) through the SFU: ~2 ulp of exp2 plus the rounding of x*log2(e); the inputs here are

@@ -68,12 +68,17 @@ struct RowMath<kOpReduceScale> {
   __device__ __forceinline__ static float apply(float x, float absmax, float) {
     return absmax == 0.0f ? 0.0f : __fdiv_rn(x, absmax);
   }
-  /// apply through the row's reciprocal (divide_by_shared), for kernels whose outputs of a row
-  /// follow each other in one unrolled run, where the compiler computes the reciprocal once a run;
-  /// where it was computed again for each value or each guarded pack (the warp kernel's short
-  /// rows, flat tiles, the cluster kernels, block_online's fp32 rows) the division ran faster.
-  __device__ __forceinline__ static float apply_shared(float x, float absmax) {
-    return absmax == 0.0f ? 0.0f : divide_by_shared(x, absmax);
+  /// The row's scaled reciprocal (x) and scale (y) for apply_prepared, computed once a row where
+  /// the row's values are held: left to the compiler, the reciprocal (a correctly rounded one, with
+  /// its own slow path) was computed again for each guarded pack of the warp kernel's short rows,
+  /// where the division ran faster (docs/experiments/row-statistics.md).
+  __device__ __forceinline__ static float2 prepare_divisor(float absmax) {
+    const float scale = divisor_scale(absmax);
+    return make_float2(scaled_reciprocal(absmax, scale), scale);
+  }
+  /// apply through the row's prepared reciprocal and scale (divide_scaled).
+  __device__ __forceinline__ static float apply_prepared(float x, float absmax, float reciprocal, float scale) {
+    return absmax == 0.0f ? 0.0f : divide_scaled(x, absmax, scale, reciprocal);
   }
 };
 
@@ -215,20 +220,20 @@ __device__ __forceinline__ OnlineStats cluster_merge(OnlineStats s, RowSlots& sl
   return warp_merge<32>(mine);
 }
 
-/// The output for one value of a row: RowMath's apply, or reduce_scale's apply_shared where
-/// SharedDivisor.
-template <int Op, bool SharedDivisor>
-__device__ __forceinline__ float row_output(float x, float first, float finished) {
-  if constexpr (Op == kOpReduceScale && SharedDivisor) return RowMath<Op>::apply_shared(x, first);
+/// The output for one value of a row: RowMath's apply, or where PreparedDivisor reduce_scale's
+/// apply_prepared, `finished` and `factor` then holding prepare_divisor's reciprocal and scale.
+template <int Op, bool PreparedDivisor>
+__device__ __forceinline__ float row_output(float x, float first, float finished, float factor) {
+  if constexpr (Op == kOpReduceScale && PreparedDivisor) return RowMath<Op>::apply_prepared(x, first, finished, factor);
   else return RowMath<Op>::apply(x, first, finished);
 }
 
 /// The output for one value of a row held in registers: `v` holds exp(x - own max) for softmax
 /// (see own_sum; `factor` from own_factor), x for the other ops.
-template <int Op, bool SharedDivisor = false>
+template <int Op, bool PreparedDivisor = false>
 __device__ __forceinline__ float held_output(float v, float first, float finished, float factor) {
   if constexpr (Op == kOpSoftmax) return RowMath<Op>::apply_exp(v, factor);
-  else return row_output<Op, SharedDivisor>(v, first, finished);
+  else return row_output<Op, PreparedDivisor>(v, first, finished, factor);
 }
 
 }  // namespace kjit

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // reduce_scale's x / max|x| against fp32 division, bit for bit, over rows whose max|x| sweeps the
-// whole range: block_regs divides through the row's reciprocal (divide_by_shared, numeric.cuh),
-// the other kernels by division.
+// whole range: block_regs and the warp kernel divide through the row's reciprocal (divide_scaled,
+// numeric.cuh), the other kernels by division.
 #include <doctest/doctest.h>
 
 #include <algorithm>
