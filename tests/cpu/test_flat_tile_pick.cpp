@@ -105,8 +105,8 @@ TEST_CASE("dense rows and rows of narrow gaps off the alignment under 128 bytes 
   }
   CHECK(picked > 0);
   CHECK(picked_wide > 0);
-  MESSAGE(with_tiles << " dense narrow problems with flat_tile candidates, " << picked << " picked, " << picked_wide
-                     << " of them past 128 bytes");
+  MESSAGE(with_tiles << " dense narrow problems with flat_tile candidates; picked: " << picked << " narrow, "
+                     << picked_wide << " past 128 bytes");
 }
 
 TEST_CASE("rows of narrow gaps take flat_tile where narrow and many, as measured") {

@@ -114,8 +114,9 @@ constexpr int kFlatTilePickThreads = 256;
 /// the input is kFlatTileWidePickMinInputBytes or more. On the H200 (`kjit tune --full`), 22 such
 /// calls of 67-255 columns and 17-189 MiB ran 1.06-1.42x faster than in the warp kernel (bf16 151296
 /// x 197: 34.8 us against 39.8), blocks of 256 threads 6-30% behind those of 128; at 10-16 MiB the
-/// tile ran 0.93-1.00x the warp kernel's time, and at 3-6 MiB 1.04-1.13x, whose staging the few
-/// tiles of each block do not hide; fp32 rows ran level with the warp kernel (within 3%) and keep it.
+/// tile ran 0.93-1.00x the warp kernel's time, and at 3-6 MiB 1.04-1.13x, where a block's few
+/// tiles leave the staging's latency bare; fp32 rows ran level with the warp kernel (within 3%) and
+/// keep it.
 constexpr std::int64_t kFlatTileWidePickMinInputBytes = 16 << 20;
 constexpr int kFlatTileWidePickThreads = 128;
 constexpr int kFlatTileWidePickMinLanes = 16;
