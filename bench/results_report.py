@@ -95,18 +95,23 @@ def other_device(device, data):
     return f" on {name}" if name and name not in (device or "") else ""
 
 
+def run_stamp(source, date=None):
+    """'date, commit' of a table's run: its own date where it has one, else its folder's run."""
+    return f"{date}, {source.commit}" if date else source.stamp()
+
+
 def sweep_mark(header, device, source, sweep):
     """'date, commit, on NAME' for the sweep's target rows: the parts that differ from the header's."""
     if not sweep:
         return ""
-    stamp = f"{sweep['date']}, {source.commit}" if sweep.get("date") else source.stamp()
+    stamp = run_stamp(source, sweep.get("date"))
     parts = [stamp if stamp != header.stamp() else "", other_device(device, sweep).strip()]
     return ", ".join(part for part in parts if part)
 
 
 def since(header, source, date=None):
     """' (date, commit)' when a table's run is not the header's, else ''."""
-    stamp = f"{date}, {source.commit}" if date else source.stamp()
+    stamp = run_stamp(source, date)
     return "" if stamp == header.stamp() else f" Measured {stamp}."
 
 

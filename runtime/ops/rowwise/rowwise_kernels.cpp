@@ -59,8 +59,7 @@ LaunchShape rowwise_launch_shape(const RowwiseProblem& problem, const KernelConf
   // loads. Loading the kernel replaces this with the occupancy the driver reports.
   shape.max_clusters = std::max(1, 2 * sm_count / shape.cluster);
   if (config.algorithm == Algorithm::kBlockSmem || config.algorithm == Algorithm::kClusterSmem)
-    shape.dynamic_smem = static_cast<int>(smem_slice_cols(problem.cols, config.pack, shape.cluster, config.peel) *
-                                          size_of(problem.in_dtype));
+    shape.dynamic_smem = static_cast<int>(smem_slice_bytes(problem, config));
   if (config.algorithm == Algorithm::kStream)
     shape.dynamic_smem = static_cast<int>(stream_smem_bytes(problem, config));
   if (config.algorithm == Algorithm::kRing)
@@ -87,6 +86,11 @@ int flat_tile_rows(const RowwiseProblem& problem, const KernelConfig& config) no
 std::int64_t flat_tile_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept {
   return flat_tile_smem_bytes(problem.cols, size_of(problem.in_dtype), size_of(problem.out_dtype),
                               flat_tile_rows(problem, config), !problem.dense);
+}
+
+std::int64_t smem_slice_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept {
+  const int blocks = std::max(config.cluster, 1);
+  return smem_slice_cols(problem.cols, config.pack, blocks, config.peel) * size_of(problem.in_dtype);
 }
 
 std::int64_t split_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept {

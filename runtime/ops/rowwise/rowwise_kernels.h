@@ -76,6 +76,8 @@ std::int64_t stream_smem_bytes(const RowwiseProblem& problem, const KernelConfig
 int flat_tile_rows(const RowwiseProblem& problem, const KernelConfig& config) noexcept;
 /// Static shared memory of a flat_tile block: its input and output span buffers.
 std::int64_t flat_tile_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept;
+/// Dynamic shared memory of block_smem and cluster_smem: a block's slice of the row.
+std::int64_t smem_slice_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept;
 /// Dynamic shared memory of block_split: every thread's staged packs.
 std::int64_t split_smem_bytes(const RowwiseProblem& problem, const KernelConfig& config) noexcept;
 

@@ -42,8 +42,7 @@ KernelConfig within_gpc_clusters(const RowwiseProblem& p, const DeviceProps& d, 
   if (smem.cluster < kMaxClusterBlocks || !rows_past_wide_clusters(p, d)) return smem;
   KernelConfig eight = smem;
   eight.cluster = 8;
-  const std::int64_t block_smem = smem_slice_cols(p.cols, eight.pack, eight.cluster, eight.peel) * size_of(p.in_dtype) +
-                                  kSmemReserve + d.reserved_smem_per_block;
+  const std::int64_t block_smem = smem_slice_bytes(p, eight) + kSmemReserve + d.reserved_smem_per_block;
   return 2 * block_smem <= d.max_smem_per_sm && why_not_rowwise(p, d, eight).empty() ? eight : smem;
 }
 

@@ -8,6 +8,7 @@
 #include "runtime/ops/rowwise/rowwise_fit.h"
 #include "runtime/ops/rowwise/rowwise_flat_tile.h"
 #include "runtime/ops/rowwise/rowwise_heuristics.h"
+#include "runtime/ops/rowwise/rowwise_kernels.h"
 #include "runtime/ops/rowwise/rowwise_rules.h"
 
 namespace kjit {
@@ -50,7 +51,7 @@ std::string why_not_smem(const RowwiseProblem& p, const DeviceProps& d, const Ke
   }
   if (c.peel && c.pack * size_of(p.in_dtype) < 4)
     return std::string(to_string(c.algorithm)) + ": a peeled input pack must be at least 4 bytes";
-  const auto bytes = smem_slice_cols(p.cols, c.pack, c.cluster, c.peel) * size_of(p.in_dtype);
+  const auto bytes = smem_slice_bytes(p, c);
   if (bytes + kSmemReserve > d.max_smem_per_block)
     return std::string(to_string(c.algorithm)) + ": a slice needs " + std::to_string(bytes) +
            " bytes of shared memory; the device has " + std::to_string(d.max_smem_per_block);
